@@ -1,0 +1,19 @@
+import type { InvocationContext } from '@azure/functions';
+import { projectChanges } from '../shared/application/project-session.js';
+import { MemoryEvent } from '../shared/contracts/events.js';
+import { getRuntime } from '../shared/platform/composition.js';
+import { cosmosChangeFeed, defineFunction } from '../shared/platform/functions.js';
+
+/**
+ * The change feed of `events` drives the projection: each touched session is brought up to date from its own
+ * checkpoint, so a batch that repeats or arrives late changes nothing twice. Failures throw, so the lease is not
+ * advanced and the batch is delivered again.
+ */
+export async function handler(documents: unknown[], ctx: InvocationContext): Promise<void> {
+  const events = documents.map((doc) => MemoryEvent.parse(doc));
+  const results = await projectChanges(await getRuntime(), events);
+  const written = results.reduce((n, r) => n + r.interactionsWritten, 0);
+  ctx.log(`Projected ${results.length} sessions from ${events.length} events; ${written} interactions written`);
+}
+
+export default defineFunction({ name: 'cosmos-events-project', trigger: cosmosChangeFeed('events'), handler });

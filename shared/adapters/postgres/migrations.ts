@@ -1,0 +1,114 @@
+import type { Db } from './db.js';
+
+/** Versioned schema changes, applied in order at start; never edit one that has shipped, add the next. */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'event store, sessions, interactions',
+    sql: `
+      CREATE EXTENSION IF NOT EXISTS vector;
+
+      -- One row per session; its row lock serialises appends to the session so seqs stay gapless.
+      CREATE TABLE session_heads (
+        user_id    text NOT NULL,
+        session_id text NOT NULL,
+        last_seq   integer NOT NULL,
+        PRIMARY KEY (user_id, session_id)
+      );
+
+      CREATE TABLE events (
+        user_id    text NOT NULL,
+        session_id text NOT NULL,
+        seq        integer NOT NULL,
+        turn_id    text,
+        type       text NOT NULL,
+        doc        jsonb NOT NULL,
+        position   bigserial NOT NULL,
+        -- The writing transaction: the feed reads only below the oldest running one, so late commits are never skipped.
+        tx_id      xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        PRIMARY KEY (user_id, session_id, seq)
+      );
+      CREATE UNIQUE INDEX events_turn_id ON events (user_id, session_id, turn_id) WHERE turn_id IS NOT NULL;
+      CREATE INDEX events_last_turns ON events (user_id, session_id, seq DESC) WHERE type = 'TurnAppended';
+      CREATE INDEX events_feed ON events (tx_id, position);
+
+      -- Appends a batch in one round trip: takes the session's head row lock, returns the original seq for a
+      -- turn_id already recorded, and gives every new event the next seq (stamped into its document's id and metadata).
+      CREATE FUNCTION append_events(p_user text, p_session text, p_turn_ids text[], p_types text[], p_docs jsonb[])
+      RETURNS TABLE (seq integer, duplicate boolean) LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_last integer;
+        v_known integer;
+      BEGIN
+        INSERT INTO session_heads (user_id, session_id, last_seq) VALUES (p_user, p_session, 0) ON CONFLICT DO NOTHING;
+        SELECT h.last_seq INTO v_last FROM session_heads h WHERE h.user_id = p_user AND h.session_id = p_session FOR UPDATE;
+        FOR i IN 1 .. coalesce(array_length(p_types, 1), 0) LOOP
+          v_known := NULL;
+          IF p_turn_ids[i] IS NOT NULL THEN
+            SELECT e.seq INTO v_known FROM events e
+            WHERE e.user_id = p_user AND e.session_id = p_session AND e.turn_id = p_turn_ids[i];
+          END IF;
+          IF v_known IS NOT NULL THEN
+            seq := v_known; duplicate := true;
+          ELSE
+            v_last := v_last + 1;
+            INSERT INTO events (user_id, session_id, seq, turn_id, type, doc)
+            VALUES (p_user, p_session, v_last, p_turn_ids[i], p_types[i],
+              jsonb_set(p_docs[i] || jsonb_build_object('id', p_session || ':' || lpad(v_last::text, 10, '0'), 'seq', v_last),
+                        '{metadata,seq}', to_jsonb(v_last)));
+            seq := v_last; duplicate := false;
+          END IF;
+          RETURN NEXT;
+        END LOOP;
+        UPDATE session_heads h SET last_seq = v_last WHERE h.user_id = p_user AND h.session_id = p_session;
+      END
+      $fn$;
+
+      CREATE TABLE feed_checkpoints (
+        name       text PRIMARY KEY,
+        cursor     text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE sessions (
+        user_id    text NOT NULL,
+        session_id text NOT NULL,
+        version    integer NOT NULL,
+        doc        jsonb NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (user_id, session_id)
+      );
+      CREATE INDEX sessions_by_user ON sessions (user_id, updated_at DESC);
+
+      CREATE TABLE interactions (
+        user_id         text NOT NULL,
+        id              text NOT NULL,
+        session_id      text NOT NULL,
+        from_seq        integer NOT NULL,
+        doc             jsonb NOT NULL,
+        embedding_model text NOT NULL,
+        content_vector  vector NOT NULL,
+        summary_vector  vector NOT NULL,
+        PRIMARY KEY (user_id, id)
+      );
+      CREATE INDEX interactions_by_session ON interactions (user_id, session_id, from_seq);
+    `,
+  },
+];
+
+/** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */
+export async function migrate(db: Db): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(7071001)');
+    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const done = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await tx.exec(m.sql);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,157 @@
+import { MemoryEvent, TurnAppended, SCHEMA_VERSION } from '../../contracts/events.js';
+import type { SessionKey } from '../../contracts/ids.js';
+import { InteractionDocument } from '../../contracts/interactions.js';
+import { SessionDocument } from '../../contracts/sessions.js';
+import { eventId } from '../../domain/chunking.js';
+import { conflict } from '../../domain/errors.js';
+import type { AppendOutcome, ChangeFeed, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
+import type { Db } from './db.js';
+
+/** The stored event document: the event plus the top-level keys the Cosmos container is partitioned and queried by. */
+export function eventDocument(key: SessionKey, seq: number, draft: EventDraft, recordedAt: Date) {
+  const event = { ...draft, metadata: { schemaVersion: SCHEMA_VERSION, ...key, seq, recordedAt: recordedAt.toISOString() } } as MemoryEvent;
+  return { id: eventId(key.sessionId, seq), ...key, seq, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }), ...event };
+}
+
+export class PostgresEventStore implements EventStore, ChangeFeed {
+  constructor(private readonly db: Db) {}
+
+  async append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
+    // seq 0 is a placeholder: append_events stamps the real seq into id, seq and metadata.seq under the session lock.
+    const rows = await this.db.query<{ seq: number; duplicate: boolean }>('SELECT seq, duplicate FROM append_events($1, $2, $3::text[], $4::text[], $5::jsonb[])', [
+      key.userId,
+      key.sessionId,
+      drafts.map((d) => (d.type === 'TurnAppended' ? d.data.turnId : null)),
+      drafts.map((d) => d.type),
+      drafts.map((d) => JSON.stringify(eventDocument(key, 0, d, recordedAt))),
+    ]);
+    return rows.map((r, i) => {
+      const draft = drafts[i]!;
+      return { seq: r.seq, duplicate: r.duplicate, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }) };
+    });
+  }
+
+  async read(key: SessionKey, afterSeq: number, limit = 100_000): Promise<MemoryEvent[]> {
+    const rows = await this.db.query<{ doc: unknown }>(
+      'SELECT doc FROM events WHERE user_id = $1 AND session_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+      [key.userId, key.sessionId, afterSeq, limit],
+    );
+    return rows.map((r) => MemoryEvent.parse(r.doc));
+  }
+
+  async readLastTurns(key: SessionKey, count: number): Promise<TurnAppended[]> {
+    const rows = await this.db.query<{ doc: unknown }>(
+      `SELECT doc FROM events WHERE user_id = $1 AND session_id = $2 AND type = 'TurnAppended' ORDER BY seq DESC LIMIT $3`,
+      [key.userId, key.sessionId, count],
+    );
+    return rows.map((r) => TurnAppended.parse(r.doc)).reverse();
+  }
+
+  async lastSeq(key: SessionKey): Promise<number> {
+    const [row] = await this.db.query<{ last_seq: number }>('SELECT last_seq FROM session_heads WHERE user_id = $1 AND session_id = $2', [key.userId, key.sessionId]);
+    return row?.last_seq ?? 0;
+  }
+
+  async readFeed(cursor: string | null, limit: number): Promise<{ events: MemoryEvent[]; cursor: string | null }> {
+    const [tx, position] = (cursor ?? '0:0').split(':');
+    // Only transactions older than every one still running are read: an event that commits late
+    // has a tx_id at or above that horizon, so it is picked up by a later read instead of being skipped.
+    const rows = await this.db.query<{ doc: unknown; tx_id: string; position: string }>(
+      `SELECT doc, tx_id::text AS tx_id, position::text AS position FROM events
+       WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
+         AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY tx_id, position LIMIT $3`,
+      [tx, position, limit],
+    );
+    const last = rows.at(-1);
+    return { events: rows.map((r) => MemoryEvent.parse(r.doc)), cursor: last ? `${last.tx_id}:${last.position}` : cursor };
+  }
+
+  async loadCheckpoint(name: string): Promise<string | null> {
+    const [row] = await this.db.query<{ cursor: string }>('SELECT cursor FROM feed_checkpoints WHERE name = $1', [name]);
+    return row?.cursor ?? null;
+  }
+
+  async saveCheckpoint(name: string, cursor: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO feed_checkpoints (name, cursor, updated_at) VALUES ($1, $2, now())
+       ON CONFLICT (name) DO UPDATE SET cursor = EXCLUDED.cursor, updated_at = EXCLUDED.updated_at`,
+      [name, cursor],
+    );
+  }
+}
+
+export class PostgresSessionStore implements SessionStore {
+  constructor(private readonly db: Db) {}
+
+  async get(key: SessionKey): Promise<Versioned<SessionDocument> | null> {
+    const [row] = await this.db.query<{ doc: unknown; version: number }>('SELECT doc, version FROM sessions WHERE user_id = $1 AND session_id = $2', [key.userId, key.sessionId]);
+    return row ? { doc: SessionDocument.parse(row.doc), version: String(row.version) } : null;
+  }
+
+  async put(doc: SessionDocument, expectedVersion: string | null): Promise<string> {
+    const rows =
+      expectedVersion === null
+        ? await this.db.query<{ version: number }>(
+            `INSERT INTO sessions (user_id, session_id, version, doc, updated_at) VALUES ($1, $2, 1, $3, $4)
+             ON CONFLICT DO NOTHING RETURNING version`,
+            [doc.userId, doc.sessionId, JSON.stringify(doc), doc.updatedAt],
+          )
+        : await this.db.query<{ version: number }>(
+            `UPDATE sessions SET version = version + 1, doc = $3, updated_at = $4
+             WHERE user_id = $1 AND session_id = $2 AND version = $5 RETURNING version`,
+            [doc.userId, doc.sessionId, JSON.stringify(doc), doc.updatedAt, Number(expectedVersion)],
+          );
+    if (rows.length === 0) throw conflict(`Session ${doc.sessionId} was changed concurrently`);
+    return String(rows[0]!.version);
+  }
+}
+
+export class PostgresInteractionStore implements InteractionStore {
+  constructor(private readonly db: Db) {}
+
+  async upsert(docs: readonly InteractionDocument[]): Promise<void> {
+    if (docs.length === 0) return;
+    await this.db.query(
+      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector)
+       SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, r.cv::vector, r.sv::vector
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::text[], $8::text[])
+         AS r(user_id, id, session_id, from_seq, doc, model, cv, sv)
+       ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
+         content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector`,
+      [
+        docs.map((d) => d.userId),
+        docs.map((d) => d.id),
+        docs.map((d) => d.sessionId),
+        docs.map((d) => d.seqRange[0]),
+        docs.map(({ contentVector: _c, summaryVector: _s, ...rest }) => JSON.stringify(rest)),
+        docs.map((d) => d.embeddingModel),
+        docs.map((d) => JSON.stringify(d.contentVector)),
+        docs.map((d) => JSON.stringify(d.summaryVector)),
+      ],
+    );
+  }
+
+  async listBySession(key: SessionKey): Promise<InteractionDocument[]> {
+    const rows = await this.db.query<{ doc: Record<string, unknown>; cv: string; sv: string }>(
+      'SELECT doc, content_vector::text AS cv, summary_vector::text AS sv FROM interactions WHERE user_id = $1 AND session_id = $2 ORDER BY from_seq',
+      [key.userId, key.sessionId],
+    );
+    return rows.map((r) => InteractionDocument.parse({ ...r.doc, contentVector: JSON.parse(r.cv), summaryVector: JSON.parse(r.sv) }));
+  }
+}
+
+export interface PostgresStores extends Stores {
+  events: PostgresEventStore;
+  db: Db;
+}
+
+export function postgresStores(db: Db): PostgresStores {
+  return {
+    db,
+    events: new PostgresEventStore(db),
+    sessions: new PostgresSessionStore(db),
+    interactions: new PostgresInteractionStore(db),
+    close: () => db.close(),
+  };
+}

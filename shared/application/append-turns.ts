@@ -1,0 +1,31 @@
+import type { SessionKey } from '../contracts/ids.js';
+import type { AppendTurnsBody, AppendTurnsResult } from '../contracts/turns.js';
+import type { Clock, EventDraft, EventStore, Ids } from './ports.js';
+
+/**
+ * Records turns as events. Retrying with the same turnIds returns the same seqs and writes nothing twice.
+ * `fallbackTurnId` names turns the client left unnamed (Service Bus derives it from the message id so redelivery is idempotent).
+ */
+export async function appendTurns(
+  deps: { events: EventStore; clock: Clock; ids: Ids },
+  key: SessionKey,
+  body: AppendTurnsBody,
+  fallbackTurnId: (index: number) => string = () => deps.ids.newId(),
+): Promise<AppendTurnsResult> {
+  const now = deps.clock.now();
+  const drafts: EventDraft[] = body.turns.map((turn, index) => ({
+    type: 'TurnAppended',
+    data: {
+      turnId: turn.turnId ?? fallbackTurnId(index),
+      role: turn.role,
+      content: turn.content,
+      timestamp: new Date(turn.timestamp ?? now).toISOString(),
+      ...(turn.name && { name: turn.name }),
+      ...(turn.agentId && { agentId: turn.agentId }),
+      ...(turn.toolCalls && { toolCalls: turn.toolCalls }),
+      ...(turn.toolCallId && { toolCallId: turn.toolCallId }),
+    },
+  }));
+  const outcomes = await deps.events.append(key, drafts, now);
+  return { accepted: outcomes.map((o) => ({ turnId: o.turnId!, seq: o.seq })) };
+}

@@ -1,0 +1,109 @@
+import type { MemoryEvent, TurnAppended } from '../contracts/events.js';
+import type { SessionKey } from '../contracts/ids.js';
+import type { InteractionDocument, WindowMetadata } from '../contracts/interactions.js';
+import type { SessionDocument } from '../contracts/sessions.js';
+
+/** An event before the store gives it its place in the session. */
+export type EventDraft =
+  | { type: 'TurnAppended'; data: TurnAppended['data'] }
+  | { type: 'SessionEndRequested'; data: { reason: 'client' | 'idle' } };
+
+export interface AppendOutcome {
+  seq: number;
+  /** For turns: the client's (or generated) turn id. */
+  turnId?: string;
+  /** True when a turn with this turnId was already recorded: the original seq is returned and nothing is written. */
+  duplicate: boolean;
+}
+
+export interface EventStore {
+  /**
+   * Appends drafts atomically with gapless per-session seqs (next = last + 1).
+   * A turn whose turnId is already recorded for the session is not written again; its outcome carries the original seq.
+   */
+  append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]>;
+  /** Events with seq > afterSeq, ascending, at most `limit`. */
+  read(key: SessionKey, afterSeq: number, limit?: number): Promise<MemoryEvent[]>;
+  /** The last `count` turn events of the session, ascending. */
+  readLastTurns(key: SessionKey, count: number): Promise<TurnAppended[]>;
+  /** Seq of the session's last event; 0 for a session that has none. */
+  lastSeq(key: SessionKey): Promise<number>;
+}
+
+/** The embedded backend's replacement for the Cosmos change feed: every event once, in commit order. */
+export interface ChangeFeed {
+  /** Events committed after `cursor` (null = from the start). Never skips an event that commits late. */
+  readFeed(cursor: string | null, limit: number): Promise<{ events: MemoryEvent[]; cursor: string | null }>;
+  loadCheckpoint(name: string): Promise<string | null>;
+  saveCheckpoint(name: string, cursor: string): Promise<void>;
+}
+
+export interface Versioned<T> {
+  doc: T;
+  /** Opaque version (row version / etag) for optimistic concurrency. */
+  version: string;
+}
+
+export interface SessionStore {
+  get(key: SessionKey): Promise<Versioned<SessionDocument> | null>;
+  /** Writes the document if its stored version still equals `expectedVersion` (null: must not exist yet); else throws `conflict`. */
+  put(doc: SessionDocument, expectedVersion: string | null): Promise<string>;
+}
+
+export interface InteractionStore {
+  /** Insert or replace by id (re-projection overwrites the same window). */
+  upsert(docs: readonly InteractionDocument[]): Promise<void>;
+  listBySession(key: SessionKey): Promise<InteractionDocument[]>;
+}
+
+export interface Embedder {
+  /** Model id recorded with every vector so incompatible vectors are never compared. */
+  readonly model: string;
+  readonly dimensions: number;
+  embed(texts: readonly string[]): Promise<number[][]>;
+}
+
+/** Model tasks the pipelines ask for; each adapter knows how to answer them (prompted LLM or offline extractor). */
+export interface ChatTasks {
+  windowMetadata: { input: { conversation: string; previousSummary: string }; output: WindowMetadata };
+}
+
+export interface ChatModel {
+  readonly model: string;
+  run<K extends keyof ChatTasks>(task: K, input: ChatTasks[K]['input']): Promise<ChatTasks[K]['output']>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface Ids {
+  newId(): string;
+}
+
+export interface Logger {
+  info(message: string, fields?: Record<string, string | number | boolean>): void;
+  warn(message: string, fields?: Record<string, string | number | boolean>): void;
+  error(message: string, fields?: Record<string, string | number | boolean>): void;
+}
+
+export interface MemoryConfig {
+  kTurnBuffer: number;
+  nActiveTurns: number;
+  numRecentSessions: number;
+}
+
+export interface Stores {
+  events: EventStore;
+  sessions: SessionStore;
+  interactions: InteractionStore;
+  close(): Promise<void>;
+}
+
+export interface Deps extends Stores {
+  chat: ChatModel;
+  embedder: Embedder;
+  clock: Clock;
+  ids: Ids;
+  memory: MemoryConfig;
+}

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+
+export const ErrorCode = z.enum([
+  'validation_failed',
+  'not_found',
+  'conflict',
+  'payload_too_large',
+  'context_budget_exceeded',
+  'upstream_unavailable',
+  'internal',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+/** RFC 9457 problem details with a stable machine-readable `code`. */
+export const Problem = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  code: ErrorCode,
+  detail: z.string().optional(),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+}).loose();
+export type Problem = z.infer<typeof Problem>;

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { Id } from './ids.js';
+import { SCHEMA_VERSION } from './events.js';
+
+export const SessionStatusValue = z.enum(['active', 'ending', 'completed']);
+export const ReflectionStatus = z.enum(['pending', 'no-insight', 'processed']);
+
+/** The session projection: everything derived from a session's events, rebuilt by the projector. */
+export const SessionDocument = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  userId: Id,
+  sessionId: Id,
+  status: SessionStatusValue,
+  reflectionStatus: ReflectionStatus,
+  /** Highest event seq folded into this document. */
+  projectedThroughSeq: z.number().int().nonnegative(),
+  /** Turns up to this seq are covered by `cumulativeSummary` and by interaction documents. */
+  chunkedThroughSeq: z.number().int().nonnegative(),
+  cumulativeSummary: z.string(),
+  turnCount: z.number().int().nonnegative(),
+  agentIds: z.array(Id),
+  startedAt: z.iso.datetime().nullable(),
+  lastTurnAt: z.iso.datetime().nullable(),
+  updatedAt: z.iso.datetime(),
+});
+export type SessionDocument = z.infer<typeof SessionDocument>;
+
+/** GET /users/{u}/sessions/{s} */
+export const SessionStatus = z.object({
+  userId: Id,
+  sessionId: Id,
+  status: SessionStatusValue,
+  reflectionStatus: ReflectionStatus,
+  lastSeq: z.number().int().nonnegative(),
+  chunkedThroughSeq: z.number().int().nonnegative(),
+  projectedThroughSeq: z.number().int().nonnegative(),
+  /** Events recorded but not yet folded into the projection. */
+  pending: z.number().int().nonnegative(),
+  turnCount: z.number().int().nonnegative(),
+  agentIds: z.array(Id),
+  startedAt: z.iso.datetime().nullable(),
+  lastTurnAt: z.iso.datetime().nullable(),
+  summary: z.string(),
+});
+export type SessionStatus = z.infer<typeof SessionStatus>;

@@ -1,0 +1,28 @@
+import type { TurnAppended } from '../contracts/events.js';
+
+export interface TurnWindow {
+  fromSeq: number;
+  toSeq: number;
+  turns: TurnAppended[];
+}
+
+/**
+ * Splits the turns recorded after the chunking checkpoint into full windows of `k` turns.
+ * A trailing partial window is left for later: it stays verbatim in the context until it fills up.
+ */
+export function fullWindows(turnsAfterCheckpoint: readonly TurnAppended[], k: number): TurnWindow[] {
+  const windows: TurnWindow[] = [];
+  for (let i = 0; i + k <= turnsAfterCheckpoint.length; i += k) {
+    const turns = turnsAfterCheckpoint.slice(i, i + k);
+    windows.push({ fromSeq: turns[0]!.metadata.seq, toSeq: turns[k - 1]!.metadata.seq, turns });
+  }
+  return windows;
+}
+
+export const padSeq = (seq: number): string => String(seq).padStart(10, '0');
+
+/** The same window always gets the same id, so a re-delivered change never duplicates an interaction. */
+export const interactionId = (sessionId: string, fromSeq: number): string => `${sessionId}:${padSeq(fromSeq)}`;
+
+/** Event document ids in the events container: `<sessionId>:<seq zero-padded>`. */
+export const eventId = (sessionId: string, seq: number): string => `${sessionId}:${padSeq(seq)}`;

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import type { ChangeFeed, Deps, Stores } from '../application/ports.js';
+import { openPglite, openPostgres } from '../adapters/postgres/db.js';
+import { migrate } from '../adapters/postgres/migrations.js';
+import { postgresStores } from '../adapters/postgres/stores.js';
+import { ExtractiveChatModel } from '../adapters/local-models/extractive-chat.js';
+import { HashingEmbedder } from '../adapters/local-models/hashing-embedder.js';
+import { settings as readSettings, type Settings } from './config.js';
+
+export interface Runtime extends Deps {
+  settings: Settings;
+  /** Which store is in use, for /health. */
+  backend: 'pglite' | 'postgres' | 'cosmos';
+  /** Present on the PostgreSQL backends: the local host pumps it into the change-feed function. */
+  changeFeed?: ChangeFeed;
+}
+
+async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores> {
+  if (s.STORAGE_BACKEND === 'cosmos') {
+    // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
+    const { openCosmos } = await import('../adapters/cosmos/client.js');
+    const { cosmosStores } = await import('../adapters/cosmos/stores.js');
+    const { database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
+    return { backend: 'cosmos', ...cosmosStores(database) };
+  }
+  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
+  await migrate(db);
+  const stores = postgresStores(db);
+  return { backend: db.kind, changeFeed: stores.events, ...stores };
+}
+
+export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
+  const stores = await openStores(s);
+  return {
+    settings: s,
+    ...stores,
+    chat: new ExtractiveChatModel(),
+    embedder: new HashingEmbedder(s.EMBEDDING_DIMENSIONS),
+    clock: { now: () => new Date() },
+    ids: { newId: randomUUID },
+    memory: { kTurnBuffer: s.K_TURN_BUFFER, nActiveTurns: s.N_ACTIVE_TURNS, numRecentSessions: s.NUM_RECENT_SESSIONS },
+  };
+}
+
+let current: Promise<Runtime> | undefined;
+
+/** The process-wide runtime, built on first use (a Functions worker keeps it warm across invocations). */
+export const getRuntime = (): Promise<Runtime> => (current ??= createRuntime());
+
+/** Lets a host (or a test) provide the runtime instead of building it from settings. */
+export function useRuntime(runtime: Runtime | Promise<Runtime>): void {
+  current = Promise.resolve(runtime);
+}
+
+export async function closeRuntime(): Promise<void> {
+  const runtime = current;
+  current = undefined;
+  if (runtime) await (await runtime).close();
+}

@@ -1,0 +1,98 @@
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { z, ZodType } from 'zod';
+import type { ErrorCode, Problem } from '../contracts/problem.js';
+import { MemoryError } from '../domain/errors.js';
+import { settings } from './config.js';
+
+const STATUS: Record<ErrorCode, number> = {
+  validation_failed: 400,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  context_budget_exceeded: 422,
+  upstream_unavailable: 503,
+  internal: 500,
+};
+
+const TITLE: Record<ErrorCode, string> = {
+  validation_failed: 'The request is not valid',
+  not_found: 'Not found',
+  conflict: 'Conflict',
+  payload_too_large: 'The request body is too large',
+  context_budget_exceeded: 'The context does not fit the token budget',
+  upstream_unavailable: 'A backing service is unavailable',
+  internal: 'Internal error',
+};
+
+export function problem(error: MemoryError, instance?: string): HttpResponseInit {
+  const status = STATUS[error.code];
+  const body: Problem = {
+    type: `https://agent-memory.dev/problems/${error.code}`,
+    title: TITLE[error.code],
+    status,
+    code: error.code,
+    detail: error.message,
+    ...(instance && { instance }),
+    ...error.details,
+  };
+  return { status, jsonBody: body, headers: { 'content-type': 'application/problem+json' } };
+}
+
+const invalid = (where: string, issues: readonly z.core.$ZodIssue[]) =>
+  new MemoryError('validation_failed', `Invalid ${where}`, {
+    errors: issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message })),
+  });
+
+function parse<T>(schema: ZodType<T> | undefined, value: unknown, where: string): T {
+  if (!schema) return undefined as T;
+  const result = schema.safeParse(value);
+  if (!result.success) throw invalid(where, result.error.issues);
+  return result.data;
+}
+
+async function readJson(req: HttpRequest, maxBytes: number): Promise<unknown> {
+  const declared = Number(req.headers.get('content-length') ?? 0);
+  const tooLarge = () => new MemoryError('payload_too_large', `The body exceeds ${maxBytes} bytes`, { maxBytes });
+  if (declared > maxBytes) throw tooLarge();
+  const text = await req.text();
+  if (Buffer.byteLength(text) > maxBytes) throw tooLarge();
+  if (text.trim() === '') throw new MemoryError('validation_failed', 'The request needs a JSON body');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new MemoryError('validation_failed', 'The body is not valid JSON');
+  }
+}
+
+interface Spec<P, Q, B> {
+  params?: ZodType<P>;
+  query?: ZodType<Q>;
+  body?: ZodType<B>;
+  /** Success status; 200 unless said. */
+  status?: number;
+}
+
+/**
+ * Wraps a use case as an HTTP handler: validates route params, query and JSON body with zod, runs the use case,
+ * returns JSON, and maps every failure to problem+json with a stable code. Logs ids and codes, never bodies.
+ */
+export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { params: P; query: Q; body: B }, ctx: InvocationContext) => Promise<R>) {
+  return async (req: HttpRequest, ctx: InvocationContext): Promise<HttpResponseInit> => {
+    try {
+      const params = parse(spec.params, req.params, 'path');
+      const query = parse(spec.query, Object.fromEntries(req.query), 'query');
+      const body = spec.body ? parse(spec.body, await readJson(req, settings().MAX_REQUEST_BYTES), 'body') : (undefined as B);
+      const result = await run({ params, query, body }, ctx);
+      return { status: spec.status ?? 200, jsonBody: result };
+    } catch (error) {
+      if (error instanceof MemoryError) {
+        if (error.code === 'upstream_unavailable') ctx.warn(`${ctx.functionName} failed: ${error.code}`);
+        return problem(error, new URL(req.url).pathname);
+      }
+      // The message may quote stored values, so only the error's name and stack frames are logged.
+      const frames = error instanceof Error ? (error.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 8).join('\n') : '';
+      ctx.error(`${ctx.functionName} failed unexpectedly (invocation ${ctx.invocationId}): ${error instanceof Error ? error.name : typeof error}\n${frames}`);
+      return problem(new MemoryError('internal', `Unexpected failure; invocation ${ctx.invocationId}`), new URL(req.url).pathname);
+    }
+  };
+}

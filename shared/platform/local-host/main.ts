@@ -1,0 +1,18 @@
+import { startLocalHost } from './host.js';
+
+const host = await startLocalHost();
+const where = host.runtime.backend === 'pglite' ? ` at ${host.runtime.settings.MEMORY_DATA_DIR}` : '';
+console.log(`Agent Memory Service listening on ${host.url} (storage: ${host.runtime.backend}${where}; models: ${host.runtime.chat.model}, ${host.runtime.embedder.model})`);
+console.log(`Functions: ${host.functions.map((f) => f.name).join(', ')}. Ctrl+C stops.`);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log(`${signal}: shutting down`);
+    host.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`shutdown failed: ${error instanceof Error ? error.name : 'unknown'}`);
+        process.exit(1);
+      },
+    );
+  });
+}
