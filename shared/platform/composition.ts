@@ -21,7 +21,7 @@ async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'chang
     const { openCosmos } = await import('../adapters/cosmos/client.js');
     const { cosmosStores } = await import('../adapters/cosmos/stores.js');
     const { database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
-    return { backend: 'cosmos', ...cosmosStores(database) };
+    return { backend: 'cosmos', ...cosmosStores(database, { ownsClient: true }) };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
   await migrate(db);

@@ -16,9 +16,9 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-/** PGlite with pgvector; data persists under `dataDir` (memory-only when `dataDir` is undefined). */
+/** PGlite with pgvector; data persists under `dataDir` (memory-only when it is undefined or `memory://`). */
 export async function openPglite(dataDir: string | undefined): Promise<Db> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  if (dataDir && !dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const db = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector } });
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params)).rows,

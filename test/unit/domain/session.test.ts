@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_VERSION } from '../../../shared/contracts/events.js';
 import { evolveSession, newSession } from '../../../shared/domain/session.js';
 import { turn } from '../../support/builders.js';
 
@@ -18,7 +17,7 @@ describe('evolveSession', () => {
   });
 
   it('given an end request, moves an active session to ending', () => {
-    const end = { type: 'SessionEndRequested' as const, data: { reason: 'client' as const }, metadata: { ...turn(2).metadata, schemaVersion: SCHEMA_VERSION } };
+    const end = { type: 'SessionEndRequested' as const, data: { reason: 'client' as const }, metadata: turn(2).metadata };
     expect(evolveSession(newSession(key, now), [turn(1), end]).status).toBe('ending');
   });
 });

@@ -1,0 +1,86 @@
+import {
+  PartitionKeyDefinitionVersion,
+  PartitionKeyKind,
+  VectorEmbeddingDataType,
+  VectorEmbeddingDistanceFunction,
+  VectorIndexType,
+  type ContainerDefinition,
+  type IndexingPolicy,
+} from '@azure/cosmos';
+
+/**
+ * The Cosmos DB containers of the `agent_memory` database (ARCHITECTURE §5). Production containers are declared in
+ * Bicep; a consistency test compares them with this constant, so keep it plain data.
+ *
+ * - `partitionKey`: one logical partition holds one user's memory; the Functions extension's `leases` use `/id`.
+ * - `defaultTtl: -1`: TTL is on but nothing expires unless an item sets its own `ttl` (TTL classes, retention).
+ * - `vectorPaths`: float32 embeddings compared by cosine distance, DiskANN-indexed; their dimensions come from the
+ *   configured embedder, so they are filled in by `containerDefinitions`.
+ * - `fullTextPaths`: BM25 (`FullTextScore`) fields, English.
+ */
+export const COSMOS_CONTAINERS = {
+  events: { name: 'events', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: [] },
+  sessions: { name: 'sessions', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/summaryVector'], fullTextPaths: ['/summary'] },
+  interactions: {
+    name: 'interactions',
+    partitionKey: '/userId',
+    defaultTtl: -1,
+    vectorPaths: ['/contentVector', '/summaryVector'],
+    fullTextPaths: ['/content', '/summary', '/topics', '/entities'],
+  },
+  insights: { name: 'insights', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/insightVector'], fullTextPaths: ['/text'] },
+  artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/descriptionVector'], fullTextPaths: ['/description'] },
+  leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [] },
+} as const satisfies Record<string, CosmosContainerSpec>;
+
+export interface CosmosContainerSpec {
+  name: string;
+  partitionKey: string;
+  /** -1: per-item TTL enabled, no default expiry; null: TTL off. */
+  defaultTtl: -1 | null;
+  vectorPaths: readonly string[];
+  fullTextPaths: readonly string[];
+}
+
+export type CosmosContainerName = keyof typeof COSMOS_CONTAINERS;
+
+export const FULL_TEXT_LANGUAGE = 'en-US';
+
+/** The full container definitions (as the SDK and the ARM resource take them) for embeddings of `dimensions`. */
+export function containerDefinitions(dimensions: number): ContainerDefinition[] {
+  if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`Vector dimensions must be a positive integer, got ${dimensions}`);
+  return Object.values(COSMOS_CONTAINERS).map((spec: CosmosContainerSpec) => {
+    const indexingPolicy: IndexingPolicy = {
+      indexingMode: 'consistent',
+      automatic: true,
+      includedPaths: [{ path: '/*' }],
+      // Vectors are served by their vector index; range-indexing every float would only cost RUs and storage.
+      excludedPaths: [{ path: '/"_etag"/?' }, ...spec.vectorPaths.map((path) => ({ path: `${path}/*` }))],
+    };
+    const definition: ContainerDefinition = {
+      id: spec.name,
+      partitionKey: { paths: [spec.partitionKey], kind: PartitionKeyKind.Hash, version: PartitionKeyDefinitionVersion.V2 },
+      indexingPolicy,
+      ...(spec.defaultTtl !== null && { defaultTtl: spec.defaultTtl }),
+    };
+    if (spec.vectorPaths.length > 0) {
+      definition.vectorEmbeddingPolicy = {
+        vectorEmbeddings: spec.vectorPaths.map((path) => ({
+          path,
+          dataType: VectorEmbeddingDataType.Float32,
+          distanceFunction: VectorEmbeddingDistanceFunction.Cosine,
+          dimensions,
+        })),
+      };
+      indexingPolicy.vectorIndexes = spec.vectorPaths.map((path) => ({ path, type: VectorIndexType.DiskANN }));
+    }
+    if (spec.fullTextPaths.length > 0) {
+      definition.fullTextPolicy = {
+        defaultLanguage: FULL_TEXT_LANGUAGE,
+        fullTextPaths: spec.fullTextPaths.map((path) => ({ path, language: FULL_TEXT_LANGUAGE })),
+      };
+      indexingPolicy.fullTextIndexes = spec.fullTextPaths.map((path) => ({ path }));
+    }
+    return definition;
+  });
+}

@@ -1,0 +1,266 @@
+import { BulkOperationType, type Container, type Database, type JSONObject, type OperationInput, type SqlParameter } from '@azure/cosmos';
+import { MemoryEvent, TurnAppended } from '../../contracts/events.js';
+import type { SessionKey } from '../../contracts/ids.js';
+import { InteractionDocument } from '../../contracts/interactions.js';
+import { SessionDocument } from '../../contracts/sessions.js';
+import { conflict, MemoryError } from '../../domain/errors.js';
+import type { AppendOutcome, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
+import { eventDocument } from '../postgres/stores.js';
+import { COSMOS_CONTAINERS } from './containers.js';
+
+/** Cosmos DB's limit on operations in one transactional batch (the HTTP contract caps a request at 100 turns too). */
+export const MAX_EVENTS_PER_APPEND = 100;
+
+export interface CosmosStoresOptions {
+  /**
+   * Write each append as one transactional batch (default). `false` creates the event documents one by one in seq
+   * order: only for the wire fake used in tests, whose batches are not transactional. A crash midway then leaves a
+   * gapless prefix of the append, which a retry with the same turnIds completes.
+   */
+  atomicBatches?: boolean;
+  /** Attempts per append while concurrent writers keep taking the next seq (default 10). */
+  maxAppendAttempts?: number;
+  /** Dispose `database.client` on `close()`: set it when the stores own the client. */
+  ownsClient?: boolean;
+}
+
+/** The HTTP status of a Cosmos SDK error (ErrorResponse carries it as `code`). */
+function statusOf(error: unknown): number | undefined {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** Single-partition query: the partition key option routes it in Cosmos, the SQL filter keeps it honest everywhere else. */
+async function query<T>(container: Container, userId: string, sql: string, parameters: SqlParameter[]): Promise<T[]> {
+  const { resources } = await container.items.query<T>({ query: sql, parameters }, { partitionKey: userId }).fetchAll();
+  return resources;
+}
+
+const sessionParams = (key: SessionKey): SqlParameter[] => [
+  { name: '@userId', value: key.userId },
+  { name: '@sessionId', value: key.sessionId },
+];
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Full jitter, so writers that collided spread out instead of colliding again. */
+const backoffMs = (attempt: number) => Math.random() * Math.min(500, 10 * 2 ** attempt);
+
+type EventDocument = ReturnType<typeof eventDocument>;
+
+/** The create operations of one append's transactional batch, in seq order. */
+export function eventBatchOperations(docs: readonly EventDocument[]): OperationInput[] {
+  return docs.map((doc) => ({ operationType: BulkOperationType.Create, resourceBody: doc as unknown as JSONObject }));
+}
+
+interface AppendPlan {
+  /** Drafts to write now, with the seq each gets (consecutive after the last recorded seq). */
+  writes: { index: number; seq: number }[];
+  /** A turnId repeated within the request: [index, index of its first occurrence]. */
+  repeats: [number, number][];
+}
+
+export class CosmosEventStore implements EventStore {
+  private readonly atomicBatches: boolean;
+  private readonly maxAttempts: number;
+
+  constructor(
+    private readonly container: Container,
+    options: Pick<CosmosStoresOptions, 'atomicBatches' | 'maxAppendAttempts'> = {},
+  ) {
+    this.atomicBatches = options.atomicBatches ?? true;
+    this.maxAttempts = options.maxAppendAttempts ?? 10;
+  }
+
+  /**
+   * Optimistic concurrency on the seq: the next seqs are taken from a read, and the document ids (`<session>:<seq>`)
+   * make a second writer of the same seq fail with 409, after which the append re-reads and tries again.
+   */
+  async append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
+    if (drafts.length > MAX_EVENTS_PER_APPEND) {
+      throw new MemoryError('validation_failed', `At most ${MAX_EVENTS_PER_APPEND} events can be appended at once`, { count: drafts.length });
+    }
+    // Settled outcomes survive a retry: a turn recorded by an earlier attempt of this call is not reported as a duplicate.
+    const outcomes: (AppendOutcome | undefined)[] = drafts.map(() => undefined);
+    for (let attempt = 1; ; attempt++) {
+      const plan = await this.plan(key, drafts, outcomes);
+      const docs = plan.writes.map((w) => eventDocument(key, w.seq, drafts[w.index]!, recordedAt));
+      const written = await this.write(key.userId, docs);
+      for (const w of plan.writes.slice(0, written)) outcomes[w.index] = outcome(drafts[w.index]!, w.seq, false);
+      if (written === docs.length) {
+        for (const [index, first] of plan.repeats) outcomes[index] = outcome(drafts[index]!, outcomes[first]!.seq, true);
+        return outcomes as AppendOutcome[];
+      }
+      if (attempt >= this.maxAttempts) {
+        throw new MemoryError('conflict', `Session ${key.sessionId} is being appended to concurrently; retry with the same turnIds`);
+      }
+      await sleep(backoffMs(attempt));
+    }
+  }
+
+  private async plan(key: SessionKey, drafts: readonly EventDraft[], outcomes: (AppendOutcome | undefined)[]): Promise<AppendPlan> {
+    // The last seq is read before the turnIds. A turn written after that read took seq last + 1 or later, so our
+    // write of last + 1 fails with 409 and we come back here; a turn written before it is seen by the turnId query,
+    // which (session consistency) observes at least what the first query did.
+    const last = await this.lastSeq(key);
+    const pendingTurnIds = drafts.flatMap((d, i) => (!outcomes[i] && d.type === 'TurnAppended' ? [d.data.turnId] : []));
+    const recorded = await this.recordedTurns(key, [...new Set(pendingTurnIds)]);
+    const plan: AppendPlan = { writes: [], repeats: [] };
+    const firstIndex = new Map<string, number>();
+    let seq = last;
+    drafts.forEach((draft, index) => {
+      if (outcomes[index]) return;
+      if (draft.type === 'TurnAppended') {
+        const { turnId } = draft.data;
+        const recordedSeq = recorded.get(turnId);
+        if (recordedSeq !== undefined) {
+          outcomes[index] = { seq: recordedSeq, turnId, duplicate: true };
+          return;
+        }
+        const first = firstIndex.get(turnId);
+        if (first !== undefined) {
+          plan.repeats.push([index, first]);
+          return;
+        }
+        firstIndex.set(turnId, index);
+      }
+      plan.writes.push({ index, seq: ++seq });
+    });
+    return plan;
+  }
+
+  private async recordedTurns(key: SessionKey, turnIds: string[]): Promise<Map<string, number>> {
+    if (turnIds.length === 0) return new Map();
+    const rows = await query<{ seq: number; turnId: string }>(
+      this.container,
+      key.userId,
+      'SELECT c.seq, c.turnId FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND ARRAY_CONTAINS(@turnIds, c.turnId)',
+      [...sessionParams(key), { name: '@turnIds', value: turnIds }],
+    );
+    return new Map(rows.map((r) => [r.turnId, r.seq]));
+  }
+
+  /** Writes documents with consecutive seqs; returns how many of them, from the first, were written (fewer: a seq was taken). */
+  private async write(userId: string, docs: readonly EventDocument[]): Promise<number> {
+    if (docs.length === 0) return 0;
+    if (this.atomicBatches) {
+      // A failed transactional batch does not throw: the failing operation carries its status, the others 424.
+      const response = await this.container.items.batch(eventBatchOperations(docs), userId);
+      const statuses = (response.result ?? []).map((r) => r.statusCode);
+      if (statuses.length === docs.length && statuses.every((s) => s >= 200 && s < 300)) return docs.length;
+      if (response.code === 409 || statuses.includes(409)) return 0;
+      throw new Error(`Event batch failed: HTTP ${response.code ?? '?'}, operation statuses ${statuses.join(',')}`);
+    }
+    for (const [i, doc] of docs.entries()) {
+      try {
+        await this.container.items.create(doc);
+      } catch (error) {
+        if (statusOf(error) === 409) return i;
+        throw error;
+      }
+    }
+    return docs.length;
+  }
+
+  async read(key: SessionKey, afterSeq: number, limit = 100_000): Promise<MemoryEvent[]> {
+    if (limit <= 0) return [];
+    const rows = await query<unknown>(
+      this.container,
+      key.userId,
+      'SELECT TOP @limit c.type, c.data, c.metadata FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND c.seq > @afterSeq ORDER BY c.seq ASC',
+      [...sessionParams(key), { name: '@afterSeq', value: afterSeq }, { name: '@limit', value: limit }],
+    );
+    return rows.map((r) => MemoryEvent.parse(r));
+  }
+
+  async readLastTurns(key: SessionKey, count: number): Promise<TurnAppended[]> {
+    if (count <= 0) return [];
+    const rows = await query<unknown>(
+      this.container,
+      key.userId,
+      'SELECT TOP @count c.type, c.data, c.metadata FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND c.type = @type ORDER BY c.seq DESC',
+      [...sessionParams(key), { name: '@type', value: 'TurnAppended' }, { name: '@count', value: count }],
+    );
+    return rows.map((r) => TurnAppended.parse(r)).reverse();
+  }
+
+  async lastSeq(key: SessionKey): Promise<number> {
+    const [row] = await query<{ seq: number }>(
+      this.container,
+      key.userId,
+      'SELECT TOP 1 c.seq FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId ORDER BY c.seq DESC',
+      sessionParams(key),
+    );
+    return row?.seq ?? 0;
+  }
+}
+
+function outcome(draft: EventDraft, seq: number, duplicate: boolean): AppendOutcome {
+  return { seq, duplicate, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }) };
+}
+
+/** Session projections: `id = sessionId` in the user's partition; the etag is the version. */
+export class CosmosSessionStore implements SessionStore {
+  constructor(private readonly container: Container) {}
+
+  async get(key: SessionKey): Promise<Versioned<SessionDocument> | null> {
+    const response = await this.container.item(key.sessionId, key.userId).read<SessionDocument>();
+    if (response.statusCode === 404 || !response.resource) return null;
+    return { doc: SessionDocument.parse(response.resource), version: response.etag };
+  }
+
+  async put(doc: SessionDocument, expectedVersion: string | null): Promise<string> {
+    const body = { id: doc.sessionId, ...doc };
+    try {
+      const response =
+        expectedVersion === null
+          ? await this.container.items.create(body)
+          : await this.container.item(doc.sessionId, doc.userId).replace(body, { accessCondition: { type: 'IfMatch', condition: expectedVersion } });
+      return response.etag;
+    } catch (error) {
+      // 409: created by someone else; 412: replaced since `expectedVersion`; 404: deleted (e.g. forgotten) since.
+      const status = statusOf(error);
+      if (status === 409 || status === 412 || status === 404) throw conflict(`Session ${doc.sessionId} was changed concurrently`);
+      throw error;
+    }
+  }
+}
+
+/** k-turn windows; `fromSeq` (the window's first seq) is stored top-level so listing can ORDER BY one plain field. */
+export class CosmosInteractionStore implements InteractionStore {
+  constructor(private readonly container: Container) {}
+
+  async upsert(docs: readonly InteractionDocument[]): Promise<void> {
+    await Promise.all(docs.map((doc) => this.container.items.upsert({ ...doc, fromSeq: doc.seqRange[0] })));
+  }
+
+  async listBySession(key: SessionKey): Promise<InteractionDocument[]> {
+    const rows = await query<unknown>(
+      this.container,
+      key.userId,
+      'SELECT * FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId ORDER BY c.fromSeq ASC',
+      sessionParams(key),
+    );
+    // The parse drops `fromSeq` and Cosmos's system properties.
+    return rows.map((r) => InteractionDocument.parse(r));
+  }
+}
+
+export interface CosmosStores extends Stores {
+  events: CosmosEventStore;
+  sessions: CosmosSessionStore;
+  interactions: CosmosInteractionStore;
+}
+
+/** The Cosmos DB store ports over the containers of `COSMOS_CONTAINERS` (the change feed is the platform's trigger). */
+export function cosmosStores(database: Database, options: CosmosStoresOptions = {}): CosmosStores {
+  const container = (spec: { name: string }) => database.container(spec.name);
+  return {
+    events: new CosmosEventStore(container(COSMOS_CONTAINERS.events), options),
+    sessions: new CosmosSessionStore(container(COSMOS_CONTAINERS.sessions)),
+    interactions: new CosmosInteractionStore(container(COSMOS_CONTAINERS.interactions)),
+    close: async () => {
+      if (options.ownsClient) database.client.dispose();
+    },
+  };
+}

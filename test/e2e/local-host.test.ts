@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalHost } from '../../shared/platform/local-host/host.js';
+
+type Host = Awaited<ReturnType<typeof startLocalHost>>;
+const dataDir = mkdtempSync(join(tmpdir(), 'memory-e2e-'));
+let host: Host;
+
+beforeAll(async () => {
+  process.env.MEMORY_DATA_DIR = dataDir;
+  process.env.PUMP_INTERVAL_MS = '20';
+  host = await startLocalHost({ port: 0 });
+});
+afterAll(async () => {
+  await host?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const api = (path: string, init?: RequestInit) => fetch(`${host.url}/${path}`, { ...init, headers: { 'content-type': 'application/json', ...init?.headers } });
+const post = (path: string, body: unknown) => api(path, { method: 'POST', body: JSON.stringify(body) });
+
+async function settled(userId: string, sessionId: string) {
+  for (let i = 0; i < 200; i++) {
+    const status = (await (await api(`v1/users/${userId}/sessions/${sessionId}`)).json()) as { pending: number; lastSeq: number };
+    if (status.pending === 0 && status.lastSeq > 0) return status;
+    await sleep(25);
+  }
+  throw new Error(`session ${sessionId} did not settle`);
+}
+
+describe('local host over HTTP', () => {
+  it('serves health and answers unknown routes with problem+json', async () => {
+    expect(await (await api('health')).json()).toMatchObject({ status: 'ok', storage: 'pglite' });
+    const missing = await api('v1/nothing');
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toBe('application/problem+json');
+    expect(((await missing.json()) as { code: string }).code).toBe('not_found');
+    const malformed = await api('v1/users/u/sessions/s/turns', { method: 'POST', body: '{"turns":' });
+    expect(malformed.status).toBe(400);
+  });
+
+  it('3 sessions × 37 turns: status and context reflect the projection', async () => {
+    const userId = 'e2e-user';
+    const sessions = ['alpha', 'beta', 'gamma'];
+    for (const sessionId of sessions) {
+      for (let i = 1; i <= 37; i += 2) {
+        const turns = [
+          { role: 'user', content: `In ${sessionId} I mention fact number ${i}.`, turnId: `${sessionId}-${i}` },
+          ...(i < 37 ? [{ role: 'assistant', content: `Noted fact ${i} for ${sessionId}.`, turnId: `${sessionId}-${i + 1}` }] : []),
+        ];
+        expect((await post(`v1/users/${userId}/sessions/${sessionId}/turns`, { turns })).status).toBe(202);
+      }
+    }
+    for (const sessionId of sessions) {
+      const status = await settled(userId, sessionId);
+      expect(status).toMatchObject({ lastSeq: 37, projectedThroughSeq: 37, chunkedThroughSeq: 30, turnCount: 37, status: 'active', reflectionStatus: 'pending' });
+      const context = (await (await api(`v1/users/${userId}/sessions/${sessionId}/context`)).json()) as {
+        text: string;
+        summaryCoversThroughSeq: number;
+        sections: { summary: string; turns: { seq: number; turnId: string }[] };
+      };
+      expect(context.summaryCoversThroughSeq).toBe(30);
+      expect(context.sections.turns.map((t) => t.seq)).toEqual([31, 32, 33, 34, 35, 36, 37]);
+      expect(context.sections.turns[0]!.turnId).toBe(`${sessionId}-31`);
+      expect(context.sections.summary.length).toBeGreaterThan(0);
+      expect(context.text).toContain(`In ${sessionId} I mention fact number 37.`);
+      expect(context.text).not.toContain('fact number 29.');
+      const interactions = await host.runtime.interactions.listBySession({ userId, sessionId });
+      expect(interactions.map((x) => x.seqRange)).toEqual([
+        [1, 10],
+        [11, 20],
+        [21, 30],
+      ]);
+    }
+  });
+
+  it('8 concurrent clients appending to one session get gapless, unique seqs', async () => {
+    const path = 'v1/users/e2e-user/sessions/crowded/turns';
+    const clients = Array.from({ length: 8 }, (_, c) =>
+      (async () => {
+        const seqs: number[] = [];
+        for (let i = 0; i < 25; i++) {
+          const res = await post(path, { turns: [{ role: 'user', content: `client ${c} turn ${i}`, turnId: `c${c}-${i}` }] });
+          seqs.push(...((await res.json()) as { accepted: { seq: number }[] }).accepted.map((a) => a.seq));
+        }
+        return seqs;
+      })(),
+    );
+    const all = (await Promise.all(clients)).flat().sort((a, b) => a - b);
+    expect(all).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+  });
+
+  it('a retried turnId gets the same seq', async () => {
+    const path = 'v1/users/e2e-user/sessions/retry/turns';
+    const body = { turns: [{ role: 'user', content: 'only once', turnId: 'once' }] };
+    const first = await (await post(path, body)).json();
+    await post(path, { turns: [{ role: 'user', content: 'next', turnId: 'next' }] });
+    const again = await (await post(path, body)).json();
+    expect(again).toEqual(first);
+    expect(((await settled('e2e-user', 'retry')) as { lastSeq: number }).lastSeq).toBe(2);
+  });
+
+  it('keeps its data across a restart and projects events written while it was down', async () => {
+    await post('v1/users/e2e-user/sessions/durable/turns', { turns: [{ role: 'user', content: 'before restart', turnId: 'b1' }] });
+    await settled('e2e-user', 'durable');
+    await host.stop();
+    // A "crash" between the event write and its projection: events land while no pump runs.
+    const { createRuntime } = await import('../../shared/platform/composition.js');
+    const { settings } = await import('../../shared/platform/config.js');
+    const offline = await createRuntime(settings());
+    const turns = Array.from({ length: 11 }, (_, i) => ({ type: 'TurnAppended' as const, data: { turnId: `w${i}`, role: 'user' as const, content: `written while down ${i}`, timestamp: new Date().toISOString() } }));
+    await offline.events.append({ userId: 'e2e-user', sessionId: 'durable' }, turns, new Date());
+    await offline.close();
+
+    host = await startLocalHost({ port: 0 });
+    const status = await settled('e2e-user', 'durable');
+    expect(status).toMatchObject({ lastSeq: 12, projectedThroughSeq: 12, chunkedThroughSeq: 10 });
+    const context = (await (await api('v1/users/e2e-user/sessions/durable/context')).json()) as { sections: { turns: { seq: number }[] } };
+    expect(context.sections.turns.map((t) => t.seq)).toEqual([8, 9, 10, 11, 12]);
+  });
+});
