@@ -19,9 +19,32 @@ export const Settings = z.object({
   COSMOS__accountEndpoint: optionalText,
   /** Only for the Cosmos DB emulator; production uses identity. */
   COSMOS_KEY: optionalText,
-  /** `local` = offline models (the default). */
-  MODEL_PROVIDER: z.enum(['local']).default('local'),
-  EMBEDDING_DIMENSIONS: int(256, 8, 4096),
+  /** `local` = offline models (the default, no network); `azure-openai`; `openai` = any OpenAI-compatible endpoint. */
+  MODEL_PROVIDER: z.enum(['local', 'azure-openai', 'openai']).default('local'),
+  /** Azure OpenAI endpoint; identity-based (Cognitive Services OpenAI User) unless AZURE_OPENAI_API_KEY is set. */
+  AZURE_OPENAI_ENDPOINT: optionalText,
+  AZURE_OPENAI_API_KEY: optionalText,
+  AZURE_OPENAI_API_VERSION: z.string().default('2024-10-21'),
+  AZURE_OPENAI_CHAT_DEPLOYMENT: z.string().default('chat'),
+  AZURE_OPENAI_MINI_DEPLOYMENT: z.string().default('mini'),
+  AZURE_OPENAI_EMBEDDING_DEPLOYMENT: z.string().default('embeddings'),
+  /** OpenAI-compatible endpoint (MODEL_PROVIDER=openai). */
+  OPENAI_BASE_URL: optionalText,
+  OPENAI_API_KEY: optionalText,
+  OPENAI_CHAT_MODEL: z.string().default('gpt-4o'),
+  OPENAI_MINI_MODEL: z.string().default('gpt-4o-mini'),
+  OPENAI_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
+  /** Vector size: 512 for the offline sentence encoder; for hosted models the size requested from the embedding model. */
+  EMBEDDING_DIMENSIONS: int(512, 8, 4096),
+  /** Per-call timeout and retries (429/5xx/timeouts, honouring retry-after) for hosted models. */
+  MODEL_TIMEOUT_MS: int(30_000, 100),
+  MODEL_MAX_RETRIES: int(4, 0, 10),
+  /** Insight categories for session reflection, comma-separated. */
+  INSIGHT_CATEGORIES: z
+    .string()
+    .default('demographics,financial_goals,risk_profile,current_situation,concern,preference')
+    .transform((s) => s.split(',').map((c) => c.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'categories are snake_case words')).min(1)),
   K_TURN_BUFFER: int(10, 2, 200),
   N_ACTIVE_TURNS: int(5, 1, 200),
   NUM_RECENT_SESSIONS: int(2, 0, 20),
