@@ -9,6 +9,7 @@ export const handler = httpHandler({}, async () => {
     storage: runtime.backend,
     models: { chat: runtime.chat.model, embeddings: runtime.embedder.model, dimensions: runtime.embedder.dimensions },
     memory: runtime.memory,
+    modelCalls: runtime.meter.snapshot(),
   };
 });
 

@@ -1,6 +1,7 @@
 import type { MemoryEvent, TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
-import type { InteractionDocument, WindowMetadata } from '../contracts/interactions.js';
+import type { InteractionDocument } from '../contracts/interactions.js';
+import type { ChatTaskInput, ChatTaskName, ChatTaskOutput } from './model-tasks.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 
 /** An event before the store gives it its place in the session. */
@@ -60,17 +61,56 @@ export interface Embedder {
   /** Model id recorded with every vector so incompatible vectors are never compared. */
   readonly model: string;
   readonly dimensions: number;
+  /** One vector per text, in order; batched by the adapter as its endpoint allows. */
   embed(texts: readonly string[]): Promise<number[][]>;
 }
 
-/** Model tasks the pipelines ask for; each adapter knows how to answer them (prompted LLM or offline extractor). */
-export interface ChatTasks {
-  windowMetadata: { input: { conversation: string; previousSummary: string }; output: WindowMetadata };
+/** A message of a tool-calling conversation (the retrieval agent). */
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCallRequest[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  /** Parsed JSON arguments; the caller validates them against the tool's schema. */
+  arguments: unknown;
 }
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** Which deployment answers: `chat` (reflection, synthesis) or `mini` (metadata, retrieval agent). */
+export type ModelTier = 'chat' | 'mini';
 
 export interface ChatModel {
   readonly model: string;
-  run<K extends keyof ChatTasks>(task: K, input: ChatTasks[K]['input']): Promise<ChatTasks[K]['output']>;
+  /** A structured task (see model-tasks.ts): the output is validated by the task's schema; an invalid output is an error, never a guess. */
+  run<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<ChatTaskOutput<K>>;
+  /** One turn of a tool-calling conversation: either tool calls to run, or a final answer. */
+  converse(request: { operation: string; tier: ModelTier; messages: readonly ChatMessage[]; tools: readonly ToolDefinition[] }): Promise<{
+    content: string | null;
+    toolCalls: ToolCallRequest[];
+  }>;
+}
+
+/** Usage of one model call, recorded per operation (task name, `embed`, or a conversation's operation). */
+export interface ModelUsage {
+  operation: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  latencyMs: number;
+  ok: boolean;
+}
+
+export interface Meter {
+  record(usage: ModelUsage): void;
 }
 
 export interface Clock {

@@ -3,8 +3,8 @@ import type { ChangeFeed, Deps, Stores } from '../application/ports.js';
 import { openPglite, openPostgres } from '../adapters/postgres/db.js';
 import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
-import { ExtractiveChatModel } from '../adapters/local-models/extractive-chat.js';
-import { HashingEmbedder } from '../adapters/local-models/hashing-embedder.js';
+import { createLocalModels } from '../adapters/local-models/index.js';
+import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
 
 export interface Runtime extends Deps {
@@ -13,6 +13,18 @@ export interface Runtime extends Deps {
   backend: 'pglite' | 'postgres' | 'cosmos';
   /** Present on the PostgreSQL backends: the local host pumps it into the change-feed function. */
   changeFeed?: ChangeFeed;
+  /** Every model call, counted per operation. */
+  meter: UsageMeter;
+}
+
+async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'>> {
+  if (s.MODEL_PROVIDER === 'local') {
+    if (s.EMBEDDING_DIMENSIONS !== 512) throw new Error('Invalid settings: EMBEDDING_DIMENSIONS must be 512 with MODEL_PROVIDER=local (the offline sentence encoder)');
+    return createLocalModels(meter);
+  }
+  // Loaded only when used, so the offline default never pulls in the OpenAI SDK.
+  const { createOpenAIModels, openAIOptionsFromSettings } = await import('../adapters/openai/index.js');
+  return createOpenAIModels(openAIOptionsFromSettings(s), meter);
 }
 
 async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores> {
@@ -30,12 +42,14 @@ async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'chang
 }
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
+  const meter = new UsageMeter();
+  const models = await openModels(s, meter);
   const stores = await openStores(s);
   return {
     settings: s,
     ...stores,
-    chat: new ExtractiveChatModel(),
-    embedder: new HashingEmbedder(s.EMBEDDING_DIMENSIONS),
+    ...models,
+    meter,
     clock: { now: () => new Date() },
     ids: { newId: randomUUID },
     memory: { kTurnBuffer: s.K_TURN_BUFFER, nActiveTurns: s.N_ACTIVE_TURNS, numRecentSessions: s.NUM_RECENT_SESSIONS },

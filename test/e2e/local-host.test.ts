@@ -67,7 +67,9 @@ describe('local host over HTTP', () => {
       expect(context.sections.turns[0]!.turnId).toBe(`${sessionId}-31`);
       expect(context.sections.summary.length).toBeGreaterThan(0);
       expect(context.text).toContain(`In ${sessionId} I mention fact number 37.`);
-      expect(context.text).not.toContain('fact number 29.');
+      const active = context.text.split('### Active Conversation\n')[1]!;
+      expect(active.split('\n')).toHaveLength(7);
+      expect(active).not.toContain('fact number 29.');
       const interactions = await host.runtime.interactions.listBySession({ userId, sessionId });
       expect(interactions.map((x) => x.seqRange)).toEqual([
         [1, 10],

@@ -1,0 +1,127 @@
+import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput } from '../../application/model-tasks.js';
+import type { ChatMessage, ChatModel, Meter, ModelTier, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
+import { MemoryError } from '../../domain/errors.js';
+import { countTokens } from '../../domain/tokens.js';
+import { extractInsights } from './insights.js';
+import { analyse, entities, topics } from './nlp.js';
+import { synthesiseProfile } from './profile.js';
+import { planTurn, type SentenceRanker } from './retrieval-planner.js';
+import { extendCumulative, extractiveSummary } from './summarise.js';
+import { parseTranscript } from './text.js';
+
+/** Bounds of the offline answers (the zod schemas in model-tasks.ts are the hard limits). */
+export const LOCAL_LIMITS = {
+  windowSummaryChars: 320,
+  windowTopics: 5,
+  windowEntities: 24,
+  cumulativeSummaryChars: 1_600,
+  sessionSummaryChars: 700,
+  sessionKeyTopics: 8,
+  insights: 30,
+} as const;
+
+type Solver<K extends ChatTaskName> = (input: ChatTaskInput<K>) => ChatTaskOutput<K>;
+
+const solvers: { [K in ChatTaskName]: Solver<K> } = {
+  windowMetadata: ({ conversation, previousSummary }) => {
+    const turns = parseTranscript(conversation);
+    const spoken = turns.filter((t) => t.role === 'user' || t.role === 'assistant');
+    const text = (spoken.length > 0 ? spoken : turns).map((t) => t.content).join('\n');
+    const summary = extractiveSummary(turns, LOCAL_LIMITS.windowSummaryChars);
+    const analysis = analyse(text);
+    return {
+      summary,
+      topics: topics(analysis, LOCAL_LIMITS.windowTopics),
+      entities: entities(analysis, LOCAL_LIMITS.windowEntities),
+      cumulativeSummary: extendCumulative(previousSummary, summary, LOCAL_LIMITS.cumulativeSummaryChars),
+    };
+  },
+  sessionSummary: ({ conversation }) => {
+    const turns = parseTranscript(conversation);
+    const spoken = turns.filter((t) => t.role === 'user' || t.role === 'assistant');
+    return {
+      summary: extractiveSummary(turns, LOCAL_LIMITS.sessionSummaryChars),
+      keyTopics: topics(analyse((spoken.length > 0 ? spoken : turns).map((t) => t.content).join('\n')), LOCAL_LIMITS.sessionKeyTopics),
+    };
+  },
+  sessionInsights: ({ conversation, categories }) => {
+    const insights = extractInsights(parseTranscript(conversation), categories, LOCAL_LIMITS.insights);
+    return { reflectionFlag: insights.length > 0 ? 'insight' : 'no-insight', insights };
+  },
+  longTermProfile: (input) => synthesiseProfile(input),
+};
+
+/**
+ * The offline fallback for the chat model (`MODEL_PROVIDER=local`): deterministic rules, no network, and **not a
+ * language model**. It answers the same structured tasks in the same validated shapes, so the whole service runs with
+ * no model endpoint, but what it produces is extractive and rule-based:
+ * - `windowMetadata` / `sessionSummary`: summaries are sentences quoted from the conversation, chosen by word
+ *   frequency and bounded in length; topics and entities come from the compromise NLP tagger and a few patterns;
+ *   the cumulative summary is the previous one plus the window's, oldest sentences dropped when it grows too long.
+ * - `sessionInsights`: keyword and pattern rules per configured category over the user's own statements (unknown
+ *   categories match by the words of their name), restated in the third person where a simple rewrite is safe.
+ * - `longTermProfile`: insights grouped by category; a newer statement replaces an older one only for a short list of
+ *   facts it can recognise (ages, retirement age, marital status, risk tolerance, contact channel, …).
+ * - `converse`: a fixed retrieval plan — call every offered tool with the question, then quote the best-matching
+ *   result sentences (or say nothing relevant was found). With a ranker, the sentence encoder scores the matches.
+ * It cannot paraphrase, infer, resolve references or understand negation beyond a few patterns.
+ */
+export class LocalChatModel implements ChatModel {
+  readonly model = 'local-extractive-v2';
+
+  constructor(
+    private readonly meter: Meter,
+    private readonly ranker?: SentenceRanker,
+  ) {}
+
+  async run<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<ChatTaskOutput<K>> {
+    const started = performance.now();
+    const inputText = JSON.stringify(input ?? null);
+    let output: ChatTaskOutput<K> | undefined;
+    try {
+      const spec = Object.hasOwn(CHAT_TASKS, task) ? CHAT_TASKS[task] : undefined;
+      if (!spec) throw new MemoryError('internal', `The offline model has no task ${String(task)}`, { task: String(task) });
+      const checked = spec.input.safeParse(input);
+      if (!checked.success) throw new MemoryError('internal', `Invalid input for the model task ${task}`, { issues: issuesOf(checked.error) });
+      const solve = solvers[task] as Solver<K>;
+      const answer = solve(checked.data as ChatTaskInput<K>);
+      const parsed = spec.output.safeParse(answer);
+      if (!parsed.success) throw new MemoryError('internal', `The offline model produced an invalid ${task} output`, { issues: issuesOf(parsed.error) });
+      output = parsed.data as ChatTaskOutput<K>;
+      return output;
+    } finally {
+      this.meter.record({
+        operation: String(task),
+        model: this.model,
+        inputTokens: countTokens(inputText),
+        outputTokens: output === undefined ? 0 : countTokens(JSON.stringify(output)),
+        latencyMs: performance.now() - started,
+        ok: output !== undefined,
+      });
+    }
+  }
+
+  async converse(request: { operation: string; tier: ModelTier; messages: readonly ChatMessage[]; tools: readonly ToolDefinition[] }): Promise<{
+    content: string | null;
+    toolCalls: ToolCallRequest[];
+  }> {
+    const started = performance.now();
+    let turn: { content: string | null; toolCalls: ToolCallRequest[] } | undefined;
+    try {
+      turn = await planTurn(request.messages, request.tools, this.ranker);
+      return turn;
+    } finally {
+      this.meter.record({
+        operation: request.operation,
+        model: this.model,
+        inputTokens: countTokens(request.messages.map((m) => m.content ?? '').join('\n') + JSON.stringify(request.tools)),
+        outputTokens: turn ? countTokens((turn.content ?? '') + (turn.toolCalls.length > 0 ? JSON.stringify(turn.toolCalls) : '')) : 0,
+        latencyMs: performance.now() - started,
+        ok: turn !== undefined,
+      });
+    }
+  }
+}
+
+const issuesOf = (error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }) =>
+  error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));

@@ -1,0 +1,13 @@
+/** Reciprocal rank fusion (Cormack et al., 2009): score = Σ weight / (k + rank), rank starting at 1. */
+export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number }[], key: (item: T) => string, k = 60): { item: T; score: number }[] {
+  const fused = new Map<string, { item: T; score: number }>();
+  for (const { items, weight = 1 } of lists) {
+    items.forEach((item, index) => {
+      const id = key(item);
+      const entry = fused.get(id) ?? { item, score: 0 };
+      entry.score += weight / (k + index + 1);
+      fused.set(id, entry);
+    });
+  }
+  return [...fused.values()].sort((a, b) => b.score - a.score);
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { SentenceEncoderEmbedder, type SentenceEncoderOptions } from '../../../../shared/adapters/local-models/index.js';
+import type { ModelUsage } from '../../../../shared/application/ports.js';
+
+/** A stand-in for the TensorFlow model: a 512-d vector derived from the text's length, never unit length. */
+function fakeModel(dimensions = 512) {
+  const batches: string[][] = [];
+  let loads = 0;
+  const load: NonNullable<SentenceEncoderOptions['load']> = async () => {
+    loads++;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    return {
+      embed: async (input: string[]) => {
+        batches.push(input);
+        // Like USE Lite: an empty text has no tokens and its row goes missing.
+        return input.filter((t) => t !== '').map((t) => Array.from({ length: dimensions }, (_, i) => ((t.length + i) % 7) + 1));
+      },
+    };
+  };
+  return { load, batches, loads: () => loads };
+}
+
+describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
+  it('reports the model id and 512 dimensions, and loads nothing until the first embed', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load });
+    expect([embedder.model, embedder.dimensions]).toEqual(['use-lite-512', 512]);
+    expect(fake.loads()).toBe(0);
+    expect(await embedder.embed([])).toEqual([]);
+    expect(fake.loads()).toBe(0);
+  });
+
+  it('given concurrent first calls, then they share one load', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load });
+    const results = await Promise.all([embedder.embed(['a']), embedder.embed(['bb']), embedder.embed(['ccc'])]);
+    expect(fake.loads()).toBe(1);
+    expect(results.map((r) => r.length)).toEqual([1, 1, 1]);
+  });
+
+  it('embeds in batches, in order, with unit-length vectors', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load, batchSize: 2 });
+    const texts = ['one', 'three', 'fives', 'sevenxx', 'nine'];
+    const vectors = await embedder.embed(texts);
+    expect(fake.batches).toEqual([['one', 'three'], ['fives', 'sevenxx'], ['nine']]);
+    expect(vectors).toHaveLength(5);
+    for (const v of vectors) {
+      expect(v).toHaveLength(512);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 10);
+    }
+    // The stand-in's vector depends on the text's length: equal for 'three'/'fives', different for 'one', so order is kept.
+    expect(vectors[1]).toEqual(vectors[2]);
+    expect(vectors[0]).not.toEqual(vectors[1]);
+  });
+
+  it('embeds an empty text as a space, so no row goes missing', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load });
+    const vectors = await embedder.embed(['a', '', 'b']);
+    expect(vectors).toHaveLength(3);
+    expect(fake.batches[0]).toEqual(['a', ' ', 'b']);
+  });
+
+  it('given a failed load, then the call fails with a typed error and the next call loads again', async () => {
+    let attempts = 0;
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({
+      load: async () => {
+        attempts++;
+        if (attempts === 1) throw new Error('weights missing');
+        return fake.load();
+      },
+    });
+    await expect(embedder.embed(['x'])).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('weights missing') });
+    expect(await embedder.embed(['x'])).toHaveLength(1);
+    expect(attempts).toBe(2);
+  });
+
+  it('refuses vectors of the wrong size', async () => {
+    const embedder = new SentenceEncoderEmbedder({ load: fakeModel(384).load });
+    await expect(embedder.embed(['x'])).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('384 dimensions') });
+  });
+
+  it('records one embed usage per call, failures included', async () => {
+    const usages: ModelUsage[] = [];
+    const embedder = new SentenceEncoderEmbedder({ load: fakeModel().load, meter: { record: (u) => usages.push(u) }, batchSize: 1 });
+    await embedder.embed(['hello world', 'second text']);
+    expect(usages).toHaveLength(1);
+    expect(usages[0]).toMatchObject({ operation: 'embed', model: 'use-lite-512', outputTokens: 0, ok: true });
+    expect(usages[0]!.inputTokens).toBe(4);
+
+    const failing = new SentenceEncoderEmbedder({ load: fakeModel(3).load, meter: { record: (u) => usages.push(u) } });
+    await expect(failing.embed(['x'])).rejects.toThrow();
+    expect(usages[1]).toMatchObject({ operation: 'embed', ok: false });
+  });
+
+  it('ranks texts by cosine similarity to a query', async () => {
+    const embedder = new SentenceEncoderEmbedder({ load: fakeModel().load });
+    const [same, other] = await embedder.similarities('abcd', ['wxyz', 'ab']);
+    expect(same).toBeCloseTo(1, 10);
+    expect(other).toBeLessThan(1);
+  });
+});
