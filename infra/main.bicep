@@ -72,6 +72,9 @@ param nActiveTurns int = 5
 @description('NUM_RECENT_SESSIONS: session summaries in the session init block.')
 param numRecentSessions int = 2
 
+@description('TOP_K_FACTS: facts a search returns unless the request sets topK.')
+param topKFacts int = 5
+
 @minValue(1024)
 @description('MAX_REQUEST_BYTES: largest accepted request body.')
 param maxRequestBytes int = 1048576
@@ -293,6 +296,7 @@ module functionApp 'modules/functionapp.bicep' = {
     kTurnBuffer: kTurnBuffer
     nActiveTurns: nActiveTurns
     numRecentSessions: numRecentSessions
+    topKFacts: topKFacts
     maxRequestBytes: maxRequestBytes
     modelTimeoutMs: modelTimeoutMs
     modelMaxRetries: modelMaxRetries

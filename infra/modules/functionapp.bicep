@@ -27,6 +27,7 @@ param modelProvider string
 param kTurnBuffer int
 param nActiveTurns int
 param numRecentSessions int
+param topKFacts int
 param maxRequestBytes int
 param modelTimeoutMs int
 param modelMaxRetries int
@@ -75,6 +76,7 @@ var appSettings = {
   K_TURN_BUFFER: string(kTurnBuffer)
   N_ACTIVE_TURNS: string(nActiveTurns)
   NUM_RECENT_SESSIONS: string(numRecentSessions)
+  TOP_K_FACTS: string(topKFacts)
   MAX_REQUEST_BYTES: string(maxRequestBytes)
   INSIGHT_CATEGORIES: insightCategories
 

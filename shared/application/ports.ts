@@ -2,6 +2,7 @@ import type { MemoryEvent, TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
 import type { ChatTaskInput, ChatTaskName, ChatTaskOutput } from './model-tasks.js';
+import type { SearchIndex } from './search-ports.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 
 /** An event before the store gives it its place in the session. */
@@ -131,12 +132,15 @@ export interface MemoryConfig {
   kTurnBuffer: number;
   nActiveTurns: number;
   numRecentSessions: number;
+  /** Facts returned by a search when the request does not say. */
+  topKFacts: number;
 }
 
 export interface Stores {
   events: EventStore;
   sessions: SessionStore;
   interactions: InteractionStore;
+  search: SearchIndex;
   close(): Promise<void>;
 }
 

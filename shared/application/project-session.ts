@@ -1,4 +1,4 @@
-import { isTurn, SCHEMA_VERSION, type MemoryEvent } from '../contracts/events.js';
+import { isTurn, SCHEMA_VERSION, type MemoryEvent, type TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
 import { fullWindows, interactionId } from '../domain/chunking.js';
@@ -7,7 +7,7 @@ import { evolveSession, newSession } from '../domain/session.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { Deps } from './ports.js';
 
-type ProjectionDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'chat' | 'embedder' | 'clock' | 'memory'>;
+type ProjectionDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'chat' | 'embedder' | 'clock' | 'memory'>;
 
 export interface ProjectionResult {
   projectedThroughSeq: number;
@@ -71,10 +71,26 @@ async function projectOnce(deps: ProjectionDeps, key: SessionKey): Promise<Proje
     });
   }
 
-  if (drafts.length > 0) {
-    // One batch for all windows: content and summary vectors side by side.
-    const vectors = await deps.embedder.embed(drafts.flatMap((d) => [d.content, d.summary]));
+  // Every newly projected turn becomes searchable on its own, without waiting for its window to fill.
+  const newTurns = events.filter(isTurn).filter((t) => t.metadata.seq > session.projectedThroughSeq);
+  const turnTexts = newTurns.map(searchableText);
+  if (drafts.length + newTurns.length > 0) {
+    // One embedding batch per run: window contents and summaries, then the turns.
+    const vectors = await deps.embedder.embed([...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts]);
     await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: vectors[2 * i]!, summaryVector: vectors[2 * i + 1]! })));
+    const offset = 2 * drafts.length;
+    await deps.search.indexTurns(
+      newTurns.map((t, i) => ({
+        ...key,
+        seq: t.metadata.seq,
+        turnId: t.data.turnId,
+        ...(t.data.agentId && { agentId: t.data.agentId }),
+        text: turnTexts[i]!,
+        timestamp: t.data.timestamp,
+        embeddingModel: deps.embedder.model,
+        vector: vectors[offset + i]!,
+      })),
+    );
   }
 
   const chunkedThroughSeq = windows.at(-1)?.toSeq ?? session.chunkedThroughSeq;
@@ -101,3 +117,6 @@ export async function projectChanges(deps: ProjectionDeps, events: readonly Memo
 }
 
 const unique = <T>(items: readonly T[]): T[] => [...new Set(items)];
+
+/** What search matches for a turn: the speaker and what was said. */
+const searchableText = (t: TurnAppended): string => `${t.data.name ?? t.data.role}: ${t.data.content}`;

@@ -6,3 +6,4 @@ export * from './interactions.js';
 export * from './context.js';
 export * from './problem.js';
 export * from './service-bus.js';
+export * from './facts.js';

@@ -52,7 +52,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
     meter,
     clock: { now: () => new Date() },
     ids: { newId: randomUUID },
-    memory: { kTurnBuffer: s.K_TURN_BUFFER, nActiveTurns: s.N_ACTIVE_TURNS, numRecentSessions: s.NUM_RECENT_SESSIONS },
+    memory: { kTurnBuffer: s.K_TURN_BUFFER, nActiveTurns: s.N_ACTIVE_TURNS, numRecentSessions: s.NUM_RECENT_SESSIONS, topKFacts: s.TOP_K_FACTS },
   };
 }
 

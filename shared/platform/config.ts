@@ -48,6 +48,8 @@ export const Settings = z.object({
   K_TURN_BUFFER: int(10, 2, 200),
   N_ACTIVE_TURNS: int(5, 1, 200),
   NUM_RECENT_SESSIONS: int(2, 0, 20),
+  /** Facts a search returns unless the request sets topK. */
+  TOP_K_FACTS: int(5, 1, 100),
   /** Largest accepted request body, in bytes. */
   MAX_REQUEST_BYTES: int(1_048_576, 1_024),
   /** Local host: listening address and port. */

@@ -94,6 +94,40 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX interactions_by_session ON interactions (user_id, session_id, from_seq);
     `,
   },
+  {
+    version: 2,
+    name: 'search: turn index with full text and vectors, interaction full text',
+    sql: `
+      -- Every turn, searchable on its own: BM25 over the tsvector, cosine over the vector.
+      CREATE TABLE memory_turns (
+        user_id         text NOT NULL,
+        session_id      text NOT NULL,
+        seq             integer NOT NULL,
+        turn_id         text NOT NULL,
+        agent_id        text,
+        text            text NOT NULL,
+        occurred_at     timestamptz NOT NULL,
+        tsv             tsvector NOT NULL,
+        doc_len         integer NOT NULL,
+        embedding_model text NOT NULL,
+        vector          vector NOT NULL,
+        PRIMARY KEY (user_id, session_id, seq)
+      );
+      CREATE INDEX memory_turns_tsv ON memory_turns USING gin (tsv);
+      CREATE INDEX memory_turns_by_time ON memory_turns (user_id, occurred_at);
+
+      -- Per-user corpus statistics for BM25, kept with the rows they describe.
+      CREATE TABLE memory_turn_stats (
+        user_id   text PRIMARY KEY,
+        docs      integer NOT NULL,
+        total_len bigint NOT NULL
+      );
+
+      ALTER TABLE interactions ADD COLUMN tsv tsvector;
+      UPDATE interactions SET tsv = to_tsvector('english', (doc->>'content') || ' ' || (doc->>'summary'));
+      CREATE INDEX interactions_tsv ON interactions USING gin (tsv);
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -6,6 +6,7 @@ import { eventId } from '../../domain/chunking.js';
 import { conflict } from '../../domain/errors.js';
 import type { AppendOutcome, ChangeFeed, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
+import { PostgresSearchIndex } from './search.js';
 
 /** The stored event document: the event plus the top-level keys the Cosmos container is partitioned and queried by. */
 export function eventDocument(key: SessionKey, seq: number, draft: EventDraft, recordedAt: Date) {
@@ -113,12 +114,13 @@ export class PostgresInteractionStore implements InteractionStore {
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
     if (docs.length === 0) return;
     await this.db.query(
-      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector)
-       SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, r.cv::vector, r.sv::vector
+      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, tsv)
+       SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, r.cv::vector, r.sv::vector,
+              to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary'))
        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::text[], $8::text[])
          AS r(user_id, id, session_id, from_seq, doc, model, cv, sv)
        ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
-         content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector`,
+         content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, tsv = EXCLUDED.tsv`,
       [
         docs.map((d) => d.userId),
         docs.map((d) => d.id),
@@ -152,6 +154,7 @@ export function postgresStores(db: Db): PostgresStores {
     events: new PostgresEventStore(db),
     sessions: new PostgresSessionStore(db),
     interactions: new PostgresInteractionStore(db),
+    search: new PostgresSearchIndex(db),
     close: () => db.close(),
   };
 }

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { Id } from './ids.js';
+
+export const FactSource = z.enum(['turns', 'interactions']);
+export type FactSource = z.infer<typeof FactSource>;
+
+/** Which rankings feed the fusion; both by default. One alone is useful for evaluation and debugging. */
+export const Retriever = z.enum(['fulltext', 'vector']);
+export type Retriever = z.infer<typeof Retriever>;
+
+export const FactSearchBody = z
+  .object({
+    query: z.string().trim().min(1).max(4_000),
+    topK: z.number().int().min(1).max(100).optional(),
+    maxTokens: z.number().int().min(16).max(100_000).optional(),
+    sources: z.array(FactSource).min(1).optional(),
+    retrievers: z.array(Retriever).min(1).optional(),
+    sessionId: Id.optional(),
+    agentId: Id.optional(),
+    from: z.iso.datetime({ offset: true }).optional(),
+    to: z.iso.datetime({ offset: true }).optional(),
+    /** Drop facts whose normalised score (best = 1) is below this. */
+    minScore: z.number().min(0).max(1).optional(),
+    mode: z.enum(['search', 'agent']).default('search'),
+  })
+  .strict();
+export type FactSearchBody = z.infer<typeof FactSearchBody>;
+
+export const Fact = z.object({
+  id: z.string(),
+  source: FactSource,
+  text: z.string(),
+  /** Fused relevance normalised so the best fact of the answer scores 1. */
+  score: z.number(),
+  sessionId: Id,
+  agentId: Id.optional(),
+  /** The clients' turn ids the fact comes from, in order. */
+  turnIds: z.array(Id),
+  seqRange: z.tuple([z.number().int(), z.number().int()]),
+  /** When the turns happened (first turn). */
+  timestamp: z.iso.datetime(),
+  tokens: z.number().int(),
+});
+export type Fact = z.infer<typeof Fact>;
+
+export const FactSearchResult = z.object({
+  facts: z.array(Fact),
+  answer: z.string().optional(),
+  tokens: z.number().int(),
+});
+export type FactSearchResult = z.infer<typeof FactSearchResult>;

@@ -1,0 +1,174 @@
+/**
+ * LoCoMo evidence-recall evaluation (Maharana et al., ACL 2024; data CC BY-NC 4.0, read from ../shared, never copied).
+ * Ingests each conversation through the local host's HTTP API, then asks every question of categories 1–4 and reports
+ * evidence recall at budgets of 10, 25 and 50 turns for hybrid search, BM25-only and vector-only, per category.
+ *
+ *   npm run eval:locomo [-- path/to/locomo.json]
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const dataPath = process.argv[2] ?? new URL('../../../shared/data/locomo/locomo-dev.json', import.meta.url).pathname;
+const dataDir = mkdtempSync(join(tmpdir(), 'locomo-'));
+process.env.MEMORY_DATA_DIR = dataDir;
+process.env.LOG_LEVEL ??= 'warning';
+
+const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
+const { countTokens } = await import('../../shared/domain/tokens.js');
+
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+interface Qa {
+  question: string;
+  evidence?: string[];
+  category: number;
+}
+interface Conversation {
+  sample_id: string;
+  conversation: Record<string, string | Turn[]>;
+  qa: Qa[];
+}
+
+const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+const BUDGETS = [10, 25, 50] as const;
+const STRATEGIES = { hybrid: ['fulltext', 'vector'], bm25: ['fulltext'], vector: ['vector'] } as const;
+type Strategy = keyof typeof STRATEGIES;
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** "1:56 pm on 8 May, 2023" → Date (UTC). */
+function sessionDate(text: string): Date {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(text);
+  if (!m) throw new Error(`Unrecognised session date: ${text}`);
+  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
+  return new Date(Date.UTC(Number(m[6]), MONTHS.indexOf(m[5]!.toLowerCase()), Number(m[4]), hour, Number(m[2])));
+}
+
+/** Evidence ids, with the data set's few malformed entries ("D8:6; D9:17") split. */
+const evidenceIds = (qa: Qa): string[] => (qa.evidence ?? []).flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));
+
+function progress(label: string, done: number, total: number) {
+  const width = 30;
+  const filled = Math.round((done / total) * width);
+  process.stderr.write(`\r${label.padEnd(28)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+  if (done === total) process.stderr.write('\n');
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+};
+
+const conversations = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
+const host = await startLocalHost({ port: 0 });
+const post = async (path: string, body: unknown) => {
+  const res = await fetch(`${host.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<unknown>;
+};
+
+try {
+  // Ingest.
+  const sessionsOf = (c: Conversation) =>
+    Object.keys(c.conversation)
+      .filter((k) => /^session_\d+$/.test(k) && Array.isArray(c.conversation[k]) && (c.conversation[k] as Turn[]).length > 0)
+      .sort((a, b) => Number(a.split('_')[1]) - Number(b.split('_')[1]));
+  const totalTurns = conversations.reduce((n, c) => n + sessionsOf(c).reduce((m, s) => m + (c.conversation[s] as Turn[]).length, 0), 0);
+  let ingested = 0;
+  const fullTexts = new Map<string, string>();
+  const started = performance.now();
+  for (const c of conversations) {
+    const speakerA = c.conversation.speaker_a as string;
+    const lines: string[] = [];
+    for (const session of sessionsOf(c)) {
+      const at = sessionDate(c.conversation[`${session}_date_time`] as string);
+      const turns = (c.conversation[session] as Turn[]).map((t, i) => {
+        const content = t.blip_caption ? `${t.text} [shared a photo: ${t.blip_caption}]` : t.text;
+        lines.push(`${t.speaker}: ${content}`);
+        return { role: t.speaker === speakerA ? 'user' : 'assistant', name: t.speaker, content, turnId: t.dia_id, timestamp: new Date(at.getTime() + i * 1000).toISOString() };
+      });
+      for (let i = 0; i < turns.length; i += 100) {
+        await post(`v1/users/${c.sample_id}/sessions/${session}/turns`, { turns: turns.slice(i, i + 100) });
+        ingested += Math.min(100, turns.length - i);
+        progress('ingesting turns', ingested, totalTurns);
+      }
+    }
+    fullTexts.set(c.sample_id, lines.join('\n'));
+  }
+  // Wait for the projection (summaries, embeddings, search index) to catch up.
+  const allSessions = conversations.flatMap((c) => sessionsOf(c).map((s) => ({ userId: c.sample_id, sessionId: s })));
+  let settledCount = 0;
+  for (const key of allSessions) {
+    for (;;) {
+      const status = (await (await fetch(`${host.url}/v1/users/${key.userId}/sessions/${key.sessionId}`)).json()) as { pending: number };
+      if (status.pending === 0) break;
+      await sleep(200);
+    }
+    progress('projecting sessions', ++settledCount, allSessions.length);
+  }
+  const ingestSeconds = (performance.now() - started) / 1000;
+
+  // Ask.
+  const questions = conversations.flatMap((c) => c.qa.filter((q) => q.category >= 1 && q.category <= 4 && evidenceIds(q).length > 0).map((q) => ({ userId: c.sample_id, q })));
+  const hits: Record<Strategy, Record<number, number[][]>> = { hybrid: {}, bm25: {}, vector: {} };
+  const latencies: number[] = [];
+  let asked = 0;
+  for (const { userId, q } of questions) {
+    const evidence = new Set(evidenceIds(q));
+    for (const strategy of Object.keys(STRATEGIES) as Strategy[]) {
+      const t0 = performance.now();
+      const result = (await post(`v1/users/${userId}/facts/search`, { query: q.question, topK: 50, sources: ['turns'], retrievers: STRATEGIES[strategy] })) as { facts: { turnIds: string[] }[] };
+      if (strategy === 'hybrid') latencies.push(performance.now() - t0);
+      const ranked = [...new Set(result.facts.flatMap((f) => f.turnIds))];
+      const recalls = BUDGETS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size);
+      (hits[strategy][q.category] ??= []).push(recalls);
+    }
+    progress('asking questions', ++asked, questions.length);
+  }
+
+  // Context size at the end of each conversation, against the whole conversation.
+  const contextRatios = [];
+  for (const c of conversations) {
+    const last = sessionsOf(c).at(-1)!;
+    const ctx = (await (await fetch(`${host.url}/v1/users/${c.sample_id}/sessions/${last}/context`)).json()) as { tokens: number };
+    contextRatios.push({ conversation: c.sample_id, contextTokens: ctx.tokens, conversationTokens: countTokens(fullTexts.get(c.sample_id)!) });
+  }
+
+  const mean = (rows: number[][], i: number) => rows.reduce((s, r) => s + r[i]!, 0) / Math.max(1, rows.length);
+  const summary: Record<string, Record<string, { n: number } & Record<string, number>>> = {};
+  for (const strategy of Object.keys(STRATEGIES) as Strategy[]) {
+    const per: Record<string, { n: number } & Record<string, number>> = {};
+    const all: number[][] = [];
+    for (const [cat, name] of Object.entries(CATEGORIES)) {
+      const rows = hits[strategy][Number(cat)] ?? [];
+      all.push(...rows);
+      per[name] = { n: rows.length, ...Object.fromEntries(BUDGETS.map((k, i) => [`R@${k}`, Number(mean(rows, i).toFixed(3))])) };
+    }
+    per.overall = { n: all.length, ...Object.fromEntries(BUDGETS.map((k, i) => [`R@${k}`, Number(mean(all, i).toFixed(3))])) };
+    summary[strategy] = per;
+  }
+
+  console.log(`\nLoCoMo evidence recall (${dataPath.split('/').pop()}, ${conversations.length} conversations, ${totalTurns} turns, ${questions.length} questions; models: ${host.runtime.chat.model}, ${host.runtime.embedder.model})`);
+  console.log('strategy  category       n     R@10   R@25   R@50');
+  for (const [strategy, per] of Object.entries(summary)) {
+    for (const [cat, r] of Object.entries(per)) console.log(`${strategy.padEnd(9)} ${cat.padEnd(12)} ${String(r.n).padStart(4)}   ${r['R@10']!.toFixed(3)}  ${r['R@25']!.toFixed(3)}  ${r['R@50']!.toFixed(3)}`);
+  }
+  console.log(`hybrid search latency over HTTP: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (n=${latencies.length})`);
+  for (const r of contextRatios) console.log(`context at the end of ${r.conversation}: ${r.contextTokens} tokens vs ${r.conversationTokens} for the whole conversation (${((100 * r.contextTokens) / r.conversationTokens).toFixed(1)}%)`);
+  console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
+  const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
+  const out = join(process.cwd(), '.eval', 'locomo.json');
+  rmSync(join(process.cwd(), '.eval'), { recursive: true, force: true });
+  (await import('node:fs')).mkdirSync(join(process.cwd(), '.eval'), { recursive: true });
+  writeFileSync(out, JSON.stringify(report, null, 2));
+  console.log(JSON.stringify(report));
+} finally {
+  await host.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
