@@ -1,18 +1,26 @@
 import type { InvocationContext } from '@azure/functions';
 import { appendTurns } from '../shared/application/append-turns.js';
-import { AppendTurnsMessage } from '../shared/contracts/service-bus.js';
+import { endSession } from '../shared/application/session-end.js';
+import { MemoryMessage } from '../shared/contracts/service-bus.js';
 import { getRuntime } from '../shared/platform/composition.js';
+import { orchestrationClient } from '../shared/platform/durable.js';
 import { defineFunction, serviceBusQueue } from '../shared/platform/functions.js';
 
 /**
- * The append command over Service Bus (queue sessions keep each memory session in order). Turns without a turnId are
+ * The append and end commands over Service Bus (queue sessions keep each memory session in order). Turns without a turnId are
  * named after the message id, so a redelivered message is recorded once. A malformed message throws with the reason;
  * the platform retries it and then dead-letters it.
  */
 export async function handler(message: unknown, ctx: InvocationContext): Promise<void> {
-  const parsed = AppendTurnsMessage.safeParse(typeof message === 'string' ? safeJson(message) : message);
+  const parsed = MemoryMessage.safeParse(typeof message === 'string' ? safeJson(message) : message);
   if (!parsed.success) {
     throw new Error(`Rejected message ${messageId(ctx)}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ')}`);
+  }
+  if (parsed.data.type === 'end') {
+    const { userId, sessionId } = parsed.data;
+    const { operationId, started } = await endSession(await getRuntime(), orchestrationClient(ctx), { userId, sessionId }, 'client');
+    ctx.log(`Session end ${operationId} ${started ? 'started' : 'already started'} from message ${messageId(ctx)}`);
+    return;
   }
   const { userId, sessionId, turns } = parsed.data;
   const result = await appendTurns(await getRuntime(), { userId, sessionId }, { turns }, (index) => `${messageId(ctx)}.${index}`);

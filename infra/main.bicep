@@ -91,6 +91,33 @@ param modelMaxRetries int = 4
 @description('INSIGHT_CATEGORIES: insight categories for session reflection, comma-separated snake_case words.')
 param insightCategories string = 'demographics,financial_goals,risk_profile,current_situation,concern,preference'
 
+@minValue(1)
+@maxValue(10080)
+@description('SESSION_IDLE_TIMEOUT_MINUTES: a session without turns for this long is ended by the idle check.')
+param sessionIdleTimeoutMinutes int = 30
+
+@description('IDLE_CHECK_SCHEDULE: NCRONTAB schedule (UTC) of the idle-session check.')
+param idleCheckSchedule string = '0 */5 * * * *'
+
+@minValue(1)
+@maxValue(100)
+@description('MIN_SESSIONS_FOR_AGGREGATION: no-insight sessions reflected on together once this many piled up.')
+param minSessionsForAggregation int = 3
+
+@description('INSIGHT_CONFIDENCE_THRESHOLD: insights below this confidence (0..1) are dropped.')
+param insightConfidenceThreshold string = '0.7'
+
+@description('INSIGHT_SIMILARITY_THRESHOLD: cosine similarity (0..1) at which two insights of a category are merged.')
+param insightSimilarityThreshold string = '0.92'
+
+@description('NIGHTLY_SCHEDULE: NCRONTAB schedule (UTC) of the nightly consolidation.')
+param nightlySchedule string = '0 0 3 * * *'
+
+@minValue(1)
+@maxValue(64)
+@description('NIGHTLY_PARALLELISM: users reflected on at once by the nightly consolidation.')
+param nightlyParallelism int = 4
+
 // ---- Sizing ----
 
 @description('Cosmos DB serverless (pay per request). False provisions throughput per container instead.')
@@ -285,6 +312,7 @@ module functionApp 'modules/functionapp.bicep' = {
     identityClientId: identity.outputs.clientId
     storageAccountName: storage.outputs.name
     deploymentContainerName: storage.outputs.deploymentContainerName
+    artifactsContainerName: storage.outputs.artifactsContainerName
     applicationInsightsConnectionString: monitoring.outputs.connectionString
     cosmosEndpoint: cosmos.outputs.endpoint
     cosmosDatabaseName: cosmos.outputs.databaseName
@@ -301,6 +329,13 @@ module functionApp 'modules/functionapp.bicep' = {
     modelTimeoutMs: modelTimeoutMs
     modelMaxRetries: modelMaxRetries
     insightCategories: insightCategories
+    sessionIdleTimeoutMinutes: sessionIdleTimeoutMinutes
+    idleCheckSchedule: idleCheckSchedule
+    minSessionsForAggregation: minSessionsForAggregation
+    insightConfidenceThreshold: insightConfidenceThreshold
+    insightSimilarityThreshold: insightSimilarityThreshold
+    nightlySchedule: nightlySchedule
+    nightlyParallelism: nightlyParallelism
     openAiEndpoint: openAiEndpoint
     openAiChatDeploymentName: openAiChatDeploymentName
     openAiMiniDeploymentName: openAiMiniDeploymentName

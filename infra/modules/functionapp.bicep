@@ -16,6 +16,8 @@ param identityClientId string
 
 param storageAccountName string
 param deploymentContainerName string
+@description('Blob container for large artifact contents (detail memory).')
+param artifactsContainerName string
 param applicationInsightsConnectionString string
 param cosmosEndpoint string
 param cosmosDatabaseName string
@@ -32,6 +34,13 @@ param maxRequestBytes int
 param modelTimeoutMs int
 param modelMaxRetries int
 param insightCategories string
+param sessionIdleTimeoutMinutes int
+param idleCheckSchedule string
+param minSessionsForAggregation int
+param insightConfidenceThreshold string
+param insightSimilarityThreshold string
+param nightlySchedule string
+param nightlyParallelism int
 param openAiEndpoint string
 param openAiChatDeploymentName string
 param openAiMiniDeploymentName string
@@ -79,6 +88,22 @@ var appSettings = {
   TOP_K_FACTS: string(topKFacts)
   MAX_REQUEST_BYTES: string(maxRequestBytes)
   INSIGHT_CATEGORIES: insightCategories
+
+  // Session end, reflection and nightly consolidation (durable orchestrations; timer schedules are NCRONTAB, UTC).
+  SESSION_IDLE_TIMEOUT_MINUTES: string(sessionIdleTimeoutMinutes)
+  IDLE_CHECK_SCHEDULE: idleCheckSchedule
+  MIN_SESSIONS_FOR_AGGREGATION: string(minSessionsForAggregation)
+  INSIGHT_CONFIDENCE_THRESHOLD: insightConfidenceThreshold
+  INSIGHT_SIMILARITY_THRESHOLD: insightSimilarityThreshold
+  NIGHTLY_SCHEDULE: nightlySchedule
+  NIGHTLY_PARALLELISM: string(nightlyParallelism)
+
+  // Detail memory: offload threshold and artifact limits; large contents in the artifacts blob container, by identity.
+  OFFLOAD_THRESHOLD_TOKENS: '500'
+  ARTIFACT_INLINE_MAX_BYTES: '65536'
+  ARTIFACT_MAX_BYTES: '16777216'
+  ARTIFACTS_BLOB_ENDPOINT: storage.properties.primaryEndpoints.blob
+  ARTIFACTS_CONTAINER: artifactsContainerName
 
   // Models: Azure OpenAI by identity (AZURE_OPENAI_API_KEY is never set), or the offline models.
   MODEL_PROVIDER: modelProvider

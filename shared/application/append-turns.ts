@@ -1,5 +1,7 @@
 import type { SessionKey } from '../contracts/ids.js';
 import type { AppendTurnsBody, AppendTurnsResult } from '../contracts/turns.js';
+import type { DetailMemory } from './artifact-ports.js';
+import { offloadTurn } from './offload.js';
 import type { Clock, EventDraft, EventStore, Ids } from './ports.js';
 
 /**
@@ -7,7 +9,7 @@ import type { Clock, EventDraft, EventStore, Ids } from './ports.js';
  * `fallbackTurnId` names turns the client left unnamed (Service Bus derives it from the message id so redelivery is idempotent).
  */
 export async function appendTurns(
-  deps: { events: EventStore; clock: Clock; ids: Ids },
+  deps: { events: EventStore; clock: Clock; ids: Ids; /** When present, large turns are offloaded to detail memory. */ detail?: DetailMemory },
   key: SessionKey,
   body: AppendTurnsBody,
   fallbackTurnId: (index: number) => string = () => deps.ids.newId(),
@@ -26,6 +28,10 @@ export async function appendTurns(
       ...(turn.toolCallId && { toolCallId: turn.toolCallId }),
     },
   }));
-  const outcomes = await deps.events.append(key, drafts, now);
+  const detail = deps.detail;
+  const recorded = detail
+    ? await Promise.all(drafts.map(async (d) => (d.type === 'TurnAppended' ? { ...d, data: await offloadTurn({ ...deps, detail }, key, d.data) } : d)))
+    : drafts;
+  const outcomes = await deps.events.append(key, recorded, now);
   return { accepted: outcomes.map((o) => ({ turnId: o.turnId!, seq: o.seq })) };
 }

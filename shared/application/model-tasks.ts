@@ -33,6 +33,9 @@ export const LongTermProfile = z.object({
 });
 export type LongTermProfile = z.infer<typeof LongTermProfile>;
 
+export const ArtifactDescription = z.object({ description: z.string().min(1).max(400) });
+export type ArtifactDescription = z.infer<typeof ArtifactDescription>;
+
 /**
  * The structured tasks the pipelines ask of a chat model: each has an input, a zod output schema every adapter's
  * answer is validated against, and the deployment tier it runs on. Prompts for LLM adapters live in prompts.ts;
@@ -65,6 +68,12 @@ export const CHAT_TASKS = {
       insights: z.array(z.object({ id: z.string(), category: z.string(), text: z.string(), createdAt: z.string() })),
     }),
     output: LongTermProfile,
+  },
+  /** Detail memory: a goal-aware one-sentence description of a stored content (its MemoryRef description). */
+  compactArtifact: {
+    tier: 'mini',
+    input: z.object({ goal: z.string().min(1), contentKind: z.string(), excerpt: z.string(), pluginDescription: z.string() }),
+    output: ArtifactDescription,
   },
 } as const satisfies Record<string, { tier: ModelTier; output: z.ZodType; input: z.ZodType }>;
 

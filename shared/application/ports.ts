@@ -4,6 +4,7 @@ import type { InteractionDocument } from '../contracts/interactions.js';
 import type { ChatTaskInput, ChatTaskName, ChatTaskOutput } from './model-tasks.js';
 import type { SearchIndex } from './search-ports.js';
 import type { SessionDocument } from '../contracts/sessions.js';
+import type { InsightDocument, InsightStatus, InsightType, ProfileDocument } from '../contracts/insights.js';
 
 /** An event before the store gives it its place in the session. */
 export type EventDraft =
@@ -136,11 +137,52 @@ export interface MemoryConfig {
   topKFacts: number;
 }
 
+/** Session insights and the single long-term profile per user (Cosmos container `insights`). */
+export interface InsightStore {
+  /** Insert or replace by id: insight ids are derived from their source and content, so a repeated reflection rewrites. */
+  upsert(docs: readonly InsightDocument[]): Promise<void>;
+  /** The user's insights, oldest first, filtered. */
+  list(userId: string, filter?: { type?: InsightType; status?: InsightStatus; sessionId?: string; category?: string }): Promise<InsightDocument[]>;
+  getProfile(userId: string): Promise<ProfileDocument | null>;
+  putProfile(doc: ProfileDocument): Promise<void>;
+}
+
+export interface SessionSummaryRef {
+  sessionId: string;
+  endedAt: string;
+  summary: string;
+}
+
+/** Queries across sessions (the session store reads one session by key). */
+export interface SessionDirectory {
+  /** The user's ended sessions with a summary, newest first, ended strictly before `before` when given. */
+  recentSummaries(userId: string, limit: number, options?: { before?: string; excludeSessionId?: string }): Promise<SessionSummaryRef[]>;
+  /** Sessions still `active` whose last turn is older than `cutoff` (all users), at most `limit`. */
+  idleSessions(cutoff: Date, limit: number): Promise<SessionKey[]>;
+  /** The user's sessions with this reflection status (oldest first). */
+  byReflectionStatus(userId: string, status: SessionDocument['reflectionStatus']): Promise<SessionKey[]>;
+  /** Users whose sessions changed at or after `since`. */
+  usersActiveSince(since: Date, limit: number): Promise<string[]>;
+}
+
+/** Session-end and long-term reflection settings. */
+export interface ReflectionConfig {
+  categories: string[];
+  /** Insights below this confidence are dropped. */
+  confidenceThreshold: number;
+  /** Cosine similarity above which two insights of one category are near-duplicates. */
+  similarityThreshold: number;
+  /** No-insight sessions that are reflected on together once this many have piled up. */
+  minSessionsForAggregation: number;
+}
+
 export interface Stores {
   events: EventStore;
   sessions: SessionStore;
   interactions: InteractionStore;
   search: SearchIndex;
+  insights: InsightStore;
+  directory: SessionDirectory;
   close(): Promise<void>;
 }
 

@@ -36,8 +36,9 @@ export async function projectSession(deps: ProjectionDeps, key: SessionKey): Pro
 async function projectOnce(deps: ProjectionDeps, key: SessionKey): Promise<ProjectionResult> {
   const stored = await deps.sessions.get(key);
   const session = stored?.doc ?? newSession(key, deps.clock.now());
+  // One event earlier than needed: the turn before the first new one is the context it is indexed with.
   const fromSeq = Math.min(session.projectedThroughSeq, session.chunkedThroughSeq);
-  const events = await deps.events.read(key, fromSeq);
+  const events = await deps.events.read(key, Math.max(0, fromSeq - 1));
   const result = { projectedThroughSeq: session.projectedThroughSeq, chunkedThroughSeq: session.chunkedThroughSeq, interactionsWritten: 0 };
   if (events.length === 0 || (stored && events.at(-1)!.metadata.seq <= session.projectedThroughSeq)) return result;
 
@@ -72,8 +73,15 @@ async function projectOnce(deps: ProjectionDeps, key: SessionKey): Promise<Proje
   }
 
   // Every newly projected turn becomes searchable on its own, without waiting for its window to fill.
-  const newTurns = events.filter(isTurn).filter((t) => t.metadata.seq > session.projectedThroughSeq);
+  const allTurns = events.filter(isTurn);
+  const newTurns = allTurns.filter((t) => t.metadata.seq > session.projectedThroughSeq);
   const turnTexts = newTurns.map(searchableText);
+  // Full text matches a turn together with the turn it answers: replies ("yes, last Saturday") rarely repeat the
+  // question's words. The vector embeds the turn alone (on LoCoMo, context made the offline encoder's vectors worse).
+  const matchTexts = newTurns.map((t, i) => {
+    const previous = allTurns[allTurns.indexOf(t) - 1];
+    return previous ? `${searchableText(previous)}\n${turnTexts[i]}` : turnTexts[i]!;
+  });
   if (drafts.length + newTurns.length > 0) {
     // One embedding batch per run: window contents and summaries, then the turns.
     const vectors = await deps.embedder.embed([...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts]);
@@ -86,6 +94,7 @@ async function projectOnce(deps: ProjectionDeps, key: SessionKey): Promise<Proje
         turnId: t.data.turnId,
         ...(t.data.agentId && { agentId: t.data.agentId }),
         text: turnTexts[i]!,
+        matchText: matchTexts[i]!,
         timestamp: t.data.timestamp,
         embeddingModel: deps.embedder.model,
         vector: vectors[offset + i]!,

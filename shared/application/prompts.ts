@@ -127,6 +127,28 @@ const renderers: { [K in ChatTaskName]: (input: ChatTaskInput<K>) => RenderedPro
       fence('new_insights', insights.map((i) => `- id=${i.id} | ${i.createdAt} | ${i.category}: ${i.text}`).join('\n')),
     ].join('\n'),
   }),
+
+  compactArtifact: ({ goal, contentKind, excerpt, pluginDescription }) => ({
+    system: [
+      'You describe a stored tool output for an AI agent that sees only your description until it fetches the full content.',
+      '',
+      "Write one sentence of at most 40 words: what the content is, its size or counts, and what in it matters for the agent's goal",
+      '(names, numbers, errors). Never invent anything that is not in the content.',
+      '',
+      `${JSON_ONLY} Keys: "description".`,
+    ].join('\n'),
+    user: [
+      DATA_NOTE,
+      '',
+      fence('goal', goal),
+      '',
+      fence('content_kind', contentKind),
+      '',
+      fence('structural_description', pluginDescription),
+      '',
+      fence('content_excerpt', excerpt),
+    ].join('\n'),
+  }),
 };
 
 /** The system and user messages of a structured task, for LLM adapters. */

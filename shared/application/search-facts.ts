@@ -8,6 +8,11 @@ type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory'>;
 
 /** How much a window's rank lends to each of its turns: a turn in a matching conversation stretch is more likely relevant. */
 const WINDOW_TO_TURN_WEIGHT = 0.5;
+/**
+ * Weight of each ranking in the fusion. Full text leads: on LoCoMo turn retrieval BM25 alone beats the offline
+ * sentence encoder alone by a wide margin (see README, Fact search), and an equal vote lets weak vector ranks dilute it.
+ */
+const RETRIEVER_WEIGHTS: Record<Retriever | 'summaryVector', number> = { fulltext: 1, vector: 0.35, summaryVector: 0.35 };
 /** Candidates fetched per ranked list before fusion. */
 const POOL = 100;
 
@@ -37,10 +42,10 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     Promise.all(windowRetrievers.map((r) => deps.search.interactions(query, r))),
   ]);
 
-  const windows = reciprocalRankFusion(windowLists.map((items) => ({ items })), (w: WindowHit) => w.id);
+  const windows = reciprocalRankFusion(windowLists.map((items, i) => ({ items, weight: RETRIEVER_WEIGHTS[windowRetrievers[i]!] })), (w: WindowHit) => w.id);
   const facts: { fact: Omit<Fact, 'score' | 'tokens'>; score: number }[] = [];
   if (sources.has('turns')) {
-    const turns = reciprocalRankFusion(turnLists.map((items) => ({ items })), (t: TurnHit) => turnKey(t.sessionId, t.seq));
+    const turns = reciprocalRankFusion(turnLists.map((items, i) => ({ items, weight: RETRIEVER_WEIGHTS[retrievers[i]!] })), (t: TurnHit) => turnKey(t.sessionId, t.seq));
     const windowScoreByTurn = new Map<string, number>();
     for (const { item, score } of windows) {
       for (let seq = item.seqRange[0]; seq <= item.seqRange[1]; seq++) windowScoreByTurn.set(turnKey(item.sessionId, seq), score);

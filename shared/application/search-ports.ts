@@ -7,8 +7,10 @@ export interface IndexedTurn {
   seq: number;
   turnId: string;
   agentId?: string;
-  /** `speaker: content`, the searchable text. */
+  /** `speaker: content`, what a fact shows. */
   text: string;
+  /** What full text matches: the turn with the turn before it. */
+  matchText: string;
   timestamp: string;
   embeddingModel: string;
   vector: number[];

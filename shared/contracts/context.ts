@@ -34,6 +34,9 @@ export const ContextResponse = z.object({
   /** Turns up to this seq are represented by `sections.summary`; every later turn is in `sections.turns`. */
   summaryCoversThroughSeq: z.number().int().nonnegative(),
   tokens: z.number().int().nonnegative(),
-  memoryRefs: z.array(z.object({ key: z.string(), tokens: z.number().int() })),
+  /** Offloaded turns the context shows as `[MemoryRef: …]` placeholders; fetch one with GET /memories/{key}. */
+  memoryRefs: z.array(
+    z.object({ key: z.string(), tokens: z.number().int(), description: z.string().optional(), seq: z.number().int().positive().optional(), turnId: Id.optional() }),
+  ),
 });
 export type ContextResponse = z.infer<typeof ContextResponse>;

@@ -13,6 +13,15 @@ export const ToolCall = z.object({
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
+/** The reference an offloaded turn keeps: the artifact key, its plugin-made description and the content's size. */
+export const MemoryRef = z.object({
+  key: Id,
+  description: z.string(),
+  tokens: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+});
+export type MemoryRef = z.infer<typeof MemoryRef>;
+
 const EventMetadata = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   userId: Id,
@@ -34,6 +43,8 @@ export const TurnAppended = z.object({
     timestamp: z.iso.datetime(),
     toolCalls: z.array(ToolCall).optional(),
     toolCallId: z.string().optional(),
+    /** Set when the content was offloaded to detail memory: `content` then holds the MemoryRef placeholder. */
+    memoryRef: MemoryRef.optional(),
   }),
   metadata: EventMetadata,
 });

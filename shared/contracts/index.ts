@@ -7,3 +7,5 @@ export * from './context.js';
 export * from './problem.js';
 export * from './service-bus.js';
 export * from './facts.js';
+export * from './artifacts.js';
+export * from './insights.js';

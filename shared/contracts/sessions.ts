@@ -22,6 +22,14 @@ export const SessionDocument = z.object({
   startedAt: z.iso.datetime().nullable(),
   lastTurnAt: z.iso.datetime().nullable(),
   updatedAt: z.iso.datetime(),
+  /** Set by session end: the session summary (shown in later sessions' init block), its vector and key topics. */
+  summary: z.string().optional(),
+  keyTopics: z.array(z.string()).optional(),
+  summaryVector: z.array(z.number()).optional(),
+  embeddingModel: z.string().optional(),
+  endedAt: z.iso.datetime().optional(),
+  /** The init block (profile, recent session summaries), fixed the first time the session's context is read. */
+  init: z.object({ profile: z.string().nullable(), recentSessions: z.array(z.object({ sessionId: Id, endedAt: z.iso.datetime(), summary: z.string() })) }).optional(),
 });
 export type SessionDocument = z.infer<typeof SessionDocument>;
 

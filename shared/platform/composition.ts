@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeFeed, Deps, Stores } from '../application/ports.js';
+import type { ChangeFeed, Deps, ReflectionConfig, Stores } from '../application/ports.js';
 import { openPglite, openPostgres } from '../adapters/postgres/db.js';
 import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
 import { createLocalModels } from '../adapters/local-models/index.js';
 import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
+import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
+import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -15,6 +17,10 @@ export interface Runtime extends Deps {
   changeFeed?: ChangeFeed;
   /** Every model call, counted per operation. */
   meter: UsageMeter;
+  /** Detail memory: artifacts (store + Blob Storage) and the offload limits. */
+  detail: DetailMemory;
+  /** Session-end and long-term reflection settings. */
+  reflection: ReflectionConfig;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'>> {
@@ -27,32 +33,59 @@ async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'c
   return createOpenAIModels(openAIOptionsFromSettings(s), meter);
 }
 
-async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores> {
+async function openBlobs(s: Settings): Promise<BlobStore | null> {
+  if (!s.ARTIFACTS_BLOB_CONNECTION_STRING && !s.ARTIFACTS_BLOB_ENDPOINT) return null;
+  // Loaded only when used, like the Cosmos SDK.
+  const { openBlobStore, ensureBlobContainer } = await import('../adapters/blob/azure-blob.js');
+  const blobs = openBlobStore({
+    container: s.ARTIFACTS_CONTAINER,
+    ...(s.ARTIFACTS_BLOB_CONNECTION_STRING ? { connectionString: s.ARTIFACTS_BLOB_CONNECTION_STRING } : { endpoint: s.ARTIFACTS_BLOB_ENDPOINT! }),
+  });
+  // Azurite / a development account: create the container; in Azure it comes from Bicep.
+  if (s.ARTIFACTS_BLOB_CONNECTION_STRING) await ensureBlobContainer(blobs);
+  return blobs;
+}
+
+async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores & { artifacts: ArtifactStore }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
     const { cosmosStores } = await import('../adapters/cosmos/stores.js');
     const { database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
-    return { backend: 'cosmos', ...cosmosStores(database, { ownsClient: true }) };
+    const { CosmosArtifactStore } = await import('../adapters/cosmos/artifacts.js');
+    const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
+    return { backend: 'cosmos', ...cosmosStores(database, { ownsClient: true }), artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
   await migrate(db);
   const stores = postgresStores(db);
-  return { backend: db.kind, changeFeed: stores.events, ...stores };
+  return { backend: db.kind, changeFeed: stores.events, ...stores, artifacts: new PostgresArtifactStore(db) };
 }
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
   const meter = new UsageMeter();
   const models = await openModels(s, meter);
-  const stores = await openStores(s);
+  const { artifacts, ...stores } = await openStores(s);
+  const blobs = await openBlobs(s);
   return {
     settings: s,
     ...stores,
+    detail: {
+      artifacts,
+      blobs,
+      limits: { offloadThresholdTokens: s.OFFLOAD_THRESHOLD_TOKENS, inlineMaxBytes: s.ARTIFACT_INLINE_MAX_BYTES, maxBytes: s.ARTIFACT_MAX_BYTES },
+    },
     ...models,
     meter,
     clock: { now: () => new Date() },
     ids: { newId: randomUUID },
     memory: { kTurnBuffer: s.K_TURN_BUFFER, nActiveTurns: s.N_ACTIVE_TURNS, numRecentSessions: s.NUM_RECENT_SESSIONS, topKFacts: s.TOP_K_FACTS },
+    reflection: {
+      categories: s.INSIGHT_CATEGORIES,
+      confidenceThreshold: s.INSIGHT_CONFIDENCE_THRESHOLD,
+      similarityThreshold: s.INSIGHT_SIMILARITY_THRESHOLD,
+      minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
+    },
   };
 }
 

@@ -50,6 +50,25 @@ export const Settings = z.object({
   NUM_RECENT_SESSIONS: int(2, 0, 20),
   /** Facts a search returns unless the request sets topK. */
   TOP_K_FACTS: int(5, 1, 100),
+  /** Detail memory: turns with more tokens than this are stored as artifacts at append; the event keeps a MemoryRef. */
+  OFFLOAD_THRESHOLD_TOKENS: int(500, 1, 1_000_000),
+  /** Artifact contents up to this many bytes stay in the database; larger ones go to Blob Storage. */
+  ARTIFACT_INLINE_MAX_BYTES: int(65_536, 0, 1_048_576),
+  /** Largest artifact content, in bytes (413 above it). */
+  ARTIFACT_MAX_BYTES: int(16_777_216, 1_024, 268_435_456),
+  /** Blob endpoint for artifact contents in Azure, reached with the managed identity. */
+  ARTIFACTS_BLOB_ENDPOINT: optionalText,
+  /** Connection string for Azurite or a development account (instead of the endpoint). */
+  ARTIFACTS_BLOB_CONNECTION_STRING: optionalText,
+  /** Blob container of artifact contents. */
+  ARTIFACTS_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'a blob container name').default('artifacts'),
+  /**
+   * Local host: Azurite (started unless a blob endpoint or connection string is set) keeps its data here; default
+   * `.data/azurite` beside the default PGlite folder, `<MEMORY_DATA_DIR>-azurite` for another one, memory only for memory://.
+   */
+  AZURITE_DATA_DIR: optionalText,
+  /** Local host: Azurite's blob port; 0 = any free port. */
+  AZURITE_BLOB_PORT: int(0, 0, 65_535),
   /** Largest accepted request body, in bytes. */
   MAX_REQUEST_BYTES: int(1_048_576, 1_024),
   /** Local host: listening address and port. */
@@ -59,6 +78,20 @@ export const Settings = z.object({
   PUMP_INTERVAL_MS: int(100, 5, 60_000),
   /** Local host: events per pump batch. */
   PUMP_BATCH_SIZE: int(500, 1, 10_000),
+  /** Session end: a session without turns for this long is ended by the idle check. */
+  SESSION_IDLE_TIMEOUT_MINUTES: int(30, 1, 10_080),
+  /** NCRONTAB schedule (6 fields, UTC) of the idle-session check. */
+  IDLE_CHECK_SCHEDULE: z.string().trim().min(1).default('0 */5 * * * *'),
+  /** No-insight sessions reflected on together once this many have piled up. */
+  MIN_SESSIONS_FOR_AGGREGATION: int(3, 1, 100),
+  /** Insights below this confidence are dropped. */
+  INSIGHT_CONFIDENCE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.7),
+  /** Cosine similarity at or above which two insights of one category are merged as near-duplicates. */
+  INSIGHT_SIMILARITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.92),
+  /** NCRONTAB schedule (6 fields, UTC) of the nightly consolidation. */
+  NIGHTLY_SCHEDULE: z.string().trim().min(1).default('0 0 3 * * *'),
+  /** Users reflected on at once by the nightly consolidation. */
+  NIGHTLY_PARALLELISM: int(4, 1, 64),
 });
 export type Settings = z.infer<typeof Settings>;
 

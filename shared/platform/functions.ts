@@ -1,25 +1,45 @@
-import { app, type HttpHandler, type InvocationContext } from '@azure/functions';
+import { app, type HttpHandler, type InvocationContext, type Timer } from '@azure/functions';
+import * as df from 'durable-functions';
+import type { OrchestrationHandler } from 'durable-functions';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type Trigger =
-  | { kind: 'http'; methods: HttpMethod[]; route: string }
+  /** `durableClient`: the function starts or queries orchestrations (a durable client input binding in Azure). */
+  | { kind: 'http'; methods: HttpMethod[]; route: string; durableClient?: boolean }
   /** The Cosmos DB change feed of a container in `%COSMOS_DATABASE%`, leases in `leases`. */
   | { kind: 'cosmosChangeFeed'; container: string }
   /** A session-enabled Service Bus queue named by an app setting. */
-  | { kind: 'serviceBusQueue'; queueSetting: string };
+  | { kind: 'serviceBusQueue'; queueSetting: string; durableClient?: boolean }
+  /** A timer whose NCRONTAB schedule is an app setting; it always gets a durable client. */
+  | { kind: 'timer'; scheduleSetting: string }
+  /** A Durable Functions orchestrator (a generator; deterministic) and an activity. */
+  | { kind: 'orchestration' }
+  | { kind: 'activity' };
 
 export type ChangeFeedHandler = (documents: unknown[], ctx: InvocationContext) => Promise<void>;
 export type MessageHandler = (message: unknown, ctx: InvocationContext) => Promise<void>;
+export type TimerHandler = (timer: Timer, ctx: InvocationContext) => Promise<void>;
+export type ActivityHandler = (input: unknown, ctx: InvocationContext) => Promise<unknown>;
+export type { OrchestrationHandler };
 
 export type FunctionDescriptor =
   | { name: string; trigger: Extract<Trigger, { kind: 'http' }>; handler: HttpHandler }
   | { name: string; trigger: Extract<Trigger, { kind: 'cosmosChangeFeed' }>; handler: ChangeFeedHandler }
-  | { name: string; trigger: Extract<Trigger, { kind: 'serviceBusQueue' }>; handler: MessageHandler };
+  | { name: string; trigger: Extract<Trigger, { kind: 'serviceBusQueue' }>; handler: MessageHandler }
+  | { name: string; trigger: Extract<Trigger, { kind: 'timer' }>; handler: TimerHandler }
+  | { name: string; trigger: Extract<Trigger, { kind: 'orchestration' }>; handler: OrchestrationHandler }
+  | { name: string; trigger: Extract<Trigger, { kind: 'activity' }>; handler: ActivityHandler };
 
 export const http = (method: HttpMethod, route: string) => ({ kind: 'http' as const, methods: [method], route });
 export const cosmosChangeFeed = (container: string) => ({ kind: 'cosmosChangeFeed' as const, container });
-export const serviceBusQueue = (queueSetting: string) => ({ kind: 'serviceBusQueue' as const, queueSetting });
+/** The queue's one consumer also ends sessions, so it gets a durable client. */
+export const serviceBusQueue = (queueSetting: string) => ({ kind: 'serviceBusQueue' as const, queueSetting, durableClient: true });
+/** An HTTP function that starts or queries orchestrations. */
+export const httpDurable = (method: HttpMethod, route: string) => ({ kind: 'http' as const, methods: [method], route, durableClient: true });
+export const timer = (scheduleSetting: string) => ({ kind: 'timer' as const, scheduleSetting });
+export const orchestration = () => ({ kind: 'orchestration' as const });
+export const activity = () => ({ kind: 'activity' as const });
 
 let registerWithAzure = true;
 
@@ -37,7 +57,13 @@ export function defineFunction<D extends FunctionDescriptor>(descriptor: D): D {
   if (!registerWithAzure) return descriptor;
   switch (d.trigger.kind) {
     case 'http':
-      app.http(d.name, { methods: d.trigger.methods, route: d.trigger.route, authLevel: 'function', handler: d.handler as HttpHandler });
+      app.http(d.name, {
+        methods: d.trigger.methods,
+        route: d.trigger.route,
+        authLevel: 'function',
+        ...(d.trigger.durableClient && { extraInputs: [df.input.durableClient()] }),
+        handler: d.handler as HttpHandler,
+      });
       break;
     case 'cosmosChangeFeed':
       app.cosmosDB(d.name, {
@@ -55,8 +81,18 @@ export function defineFunction<D extends FunctionDescriptor>(descriptor: D): D {
         connection: 'SERVICEBUS',
         queueName: `%${d.trigger.queueSetting}%`,
         isSessionsEnabled: true,
+        ...(d.trigger.durableClient && { extraInputs: [df.input.durableClient()] }),
         handler: d.handler as MessageHandler,
       });
+      break;
+    case 'timer':
+      app.timer(d.name, { schedule: `%${d.trigger.scheduleSetting}%`, extraInputs: [df.input.durableClient()], handler: d.handler as TimerHandler });
+      break;
+    case 'orchestration':
+      df.app.orchestration(d.name, d.handler as OrchestrationHandler);
+      break;
+    case 'activity':
+      df.app.activity(d.name, { handler: d.handler as ActivityHandler });
       break;
   }
   return descriptor;

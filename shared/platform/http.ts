@@ -70,6 +70,8 @@ interface Spec<P, Q, B> {
   body?: ZodType<B>;
   /** Success status; 200 unless said. */
   status?: number;
+  /** Largest body this route takes (MAX_REQUEST_BYTES unless said), read when the request arrives. */
+  maxBodyBytes?: () => number;
 }
 
 /**
@@ -81,7 +83,7 @@ export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { para
     try {
       const params = parse(spec.params, req.params, 'path');
       const query = parse(spec.query, Object.fromEntries(req.query), 'query');
-      const body = spec.body ? parse(spec.body, await readJson(req, settings().MAX_REQUEST_BYTES), 'body') : (undefined as B);
+      const body = spec.body ? parse(spec.body, await readJson(req, spec.maxBodyBytes?.() ?? settings().MAX_REQUEST_BYTES), 'body') : (undefined as B);
       const result = await run({ params, query, body }, ctx);
       return { status: spec.status ?? 200, jsonBody: result };
     } catch (error) {

@@ -67,11 +67,19 @@ const percentile = (values: number[], p: number) => {
 
 const conversations = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
 const host = await startLocalHost({ port: 0 });
-const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${host.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+// Appends carry turnIds and searches are reads, so a request that failed on the wire is safely sent again.
+async function post(path: string, body: unknown, attempt = 1): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(`${host.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (error) {
+    if (attempt >= 3) throw error;
+    await sleep(500);
+    return post(path, body, attempt + 1);
+  }
   if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<unknown>;
-};
+  return res.json();
+}
 
 try {
   // Ingest.

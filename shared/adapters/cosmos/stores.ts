@@ -7,6 +7,8 @@ import { conflict, MemoryError } from '../../domain/errors.js';
 import type { AppendOutcome, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import { eventDocument } from '../postgres/stores.js';
 import { COSMOS_CONTAINERS } from './containers.js';
+import { CosmosSearchIndex } from './search.js';
+import { CosmosInsightStore, CosmosSessionDirectory } from './insights.js';
 
 /** Cosmos DB's limit on operations in one transactional batch (the HTTP contract caps a request at 100 turns too). */
 export const MAX_EVENTS_PER_APPEND = 100;
@@ -238,7 +240,7 @@ export class CosmosInteractionStore implements InteractionStore {
     const rows = await query<unknown>(
       this.container,
       key.userId,
-      'SELECT * FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId ORDER BY c.fromSeq ASC',
+      'SELECT * FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND NOT IS_DEFINED(c.kind) ORDER BY c.fromSeq ASC',
       sessionParams(key),
     );
     // The parse drops `fromSeq` and Cosmos's system properties.
@@ -259,6 +261,9 @@ export function cosmosStores(database: Database, options: CosmosStoresOptions = 
     events: new CosmosEventStore(container(COSMOS_CONTAINERS.events), options),
     sessions: new CosmosSessionStore(container(COSMOS_CONTAINERS.sessions)),
     interactions: new CosmosInteractionStore(container(COSMOS_CONTAINERS.interactions)),
+    search: new CosmosSearchIndex(container(COSMOS_CONTAINERS.interactions)),
+    insights: new CosmosInsightStore(container(COSMOS_CONTAINERS.insights)),
+    directory: new CosmosSessionDirectory(container(COSMOS_CONTAINERS.sessions)),
     close: async () => {
       if (options.ownsClient) database.client.dispose();
     },

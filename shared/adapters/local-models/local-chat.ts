@@ -49,6 +49,13 @@ const solvers: { [K in ChatTaskName]: Solver<K> } = {
     return { reflectionFlag: insights.length > 0 ? 'insight' : 'no-insight', insights };
   },
   longTermProfile: (input) => synthesiseProfile(input),
+  compactArtifact: ({ goal, excerpt, pluginDescription }) => {
+    // Goal-aware without a model: the plugin's description plus the first excerpt line sharing a word with the goal.
+    const words = new Set(goal.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []);
+    const line = excerpt.split('\n').find((l) => (l.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []).some((w) => words.has(w)));
+    const relevant = line ? `; relevant: ${line.replace(/\s+/g, ' ').trim().slice(0, 120)}` : '';
+    return { description: `${pluginDescription}${relevant}`.slice(0, 400) };
+  },
 };
 
 /**

@@ -47,7 +47,8 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   private readonly load: LoadEncoder;
 
   constructor(private readonly options: SentenceEncoderOptions = {}) {
-    this.batchSize = Math.max(1, options.batchSize ?? 32);
+    // Small batches: inference is synchronous WASM, and a host serving requests on the same thread must get a turn.
+    this.batchSize = Math.max(1, options.batchSize ?? 8);
     this.load = options.load ?? loadUniversalSentenceEncoder;
   }
 
@@ -65,6 +66,7 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
       const vectors: number[][] = [];
       for (let i = 0; i < texts.length; i += this.batchSize) {
         vectors.push(...(await this.exclusive(() => this.embedBatch(encoder, texts.slice(i, i + this.batchSize)))));
+        await new Promise((resolve) => setImmediate(resolve));
       }
       ok = true;
       return vectors;

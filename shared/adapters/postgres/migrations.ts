@@ -128,6 +128,83 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX interactions_tsv ON interactions USING gin (tsv);
     `,
   },
+  {
+    version: 4,
+    name: 'detail memory: artifacts and snapshots',
+    sql: `
+      -- Detail memory (layer 2): metadata as jsonb, inline content in its own column; large contents live in Blob Storage.
+      CREATE TABLE artifacts (
+        user_id    text NOT NULL,
+        key        text NOT NULL,
+        -- createdAt|key: the listing order and its cursor.
+        sort_key   text NOT NULL,
+        type       text NOT NULL,
+        source     text,
+        tags       text[] NOT NULL,
+        session_id text,
+        agent_id   text,
+        created_at timestamptz NOT NULL,
+        doc        jsonb NOT NULL,
+        content    text,
+        PRIMARY KEY (user_id, key)
+      );
+      CREATE INDEX artifacts_listing ON artifacts (user_id, sort_key DESC);
+
+      CREATE TABLE artifact_snapshots (
+        user_id     text NOT NULL,
+        snapshot_id text NOT NULL,
+        doc         jsonb NOT NULL,
+        PRIMARY KEY (user_id, snapshot_id)
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: 'reflection: insights, profiles, local durable runner state',
+    sql: `
+      CREATE TABLE insights (
+        user_id         text NOT NULL,
+        id              text NOT NULL,
+        session_id      text NOT NULL,
+        type            text NOT NULL,
+        status          text NOT NULL,
+        category        text NOT NULL,
+        created_at      timestamptz NOT NULL,
+        doc             jsonb NOT NULL,
+        embedding_model text NOT NULL,
+        vector          vector NOT NULL,
+        PRIMARY KEY (user_id, id)
+      );
+      CREATE INDEX insights_by_user ON insights (user_id, created_at);
+
+      -- The single long-term profile per user.
+      CREATE TABLE profiles (
+        user_id    text PRIMARY KEY,
+        doc        jsonb NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+
+      CREATE INDEX sessions_idle ON sessions ((doc->>'lastTurnAt')) WHERE doc->>'status' = 'active';
+      CREATE INDEX sessions_updated ON sessions (updated_at);
+
+      -- The local durable runner: one row per orchestration instance with its replay history.
+      CREATE TABLE durable_instances (
+        instance_id  text PRIMARY KEY,
+        name         text NOT NULL,
+        status       text NOT NULL,
+        input        jsonb,
+        output       jsonb,
+        error        text,
+        history      jsonb NOT NULL,
+        -- Actions of the replay already executed (their events are in history).
+        action_count integer NOT NULL,
+        parent_id    text,
+        created_at   timestamptz NOT NULL,
+        updated_at   timestamptz NOT NULL
+      );
+      CREATE INDEX durable_unfinished ON durable_instances (status) WHERE status IN ('pending', 'running');
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -29,14 +29,14 @@ export class PostgresSearchIndex implements SearchIndex {
     await this.db.transaction(async (tx) => {
       const rows = await tx.query<{ user_id: string; docs: number; len: number }>(
         `WITH input AS (
-           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[])
-             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[])
+             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector, match_text)
          ), old AS (
            SELECT m.user_id, m.doc_len FROM memory_turns m JOIN input i USING (user_id, session_id, seq)
          ), upserted AS (
            INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, text, occurred_at, tsv, doc_len, embedding_model, vector)
-           SELECT user_id, session_id, seq, turn_id, agent_id, text, occurred_at, to_tsvector('english', text),
-                  coalesce(array_length(regexp_split_to_array(trim(text), '\\s+'), 1), 0), model, vector::vector
+           SELECT user_id, session_id, seq, turn_id, agent_id, text, occurred_at, to_tsvector('english', match_text),
+                  coalesce(array_length(regexp_split_to_array(trim(match_text), '\\s+'), 1), 0), model, vector::vector
            FROM input
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len, embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector
@@ -55,6 +55,7 @@ export class PostgresSearchIndex implements SearchIndex {
           turns.map((t) => t.timestamp),
           turns.map((t) => t.embeddingModel),
           turns.map((t) => JSON.stringify(t.vector)),
+          turns.map((t) => t.matchText),
         ],
       );
       for (const r of rows) {
@@ -81,11 +82,12 @@ export class PostgresSearchIndex implements SearchIndex {
       params.push(query.text, query.limit);
       // BM25 computed from the tsvector's term frequencies and the user's corpus statistics;
       // ts_rank is not BM25 (no idf, no length saturation), and BM25 ranks turns measurably better.
-      sql = `WITH q AS (
+      // MATERIALIZED: each CTE is computed once; inlined, the df subquery would run once per scanned term.
+      sql = `WITH q AS MATERIALIZED (
                SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
-             ), stats AS (
+             ), stats AS MATERIALIZED (
                SELECT greatest(docs, 1)::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1) AS avgdl FROM memory_turn_stats WHERE user_id = $1
-             ), df AS (
+             ), df AS MATERIALIZED (
                SELECT q.lexeme, (SELECT count(*) FROM memory_turns d WHERE d.user_id = $1 AND d.tsv @@ to_tsquery('simple', quote_literal(q.lexeme)))::float8 AS df FROM q
              ), candidates AS (
                SELECT t.* FROM memory_turns t

@@ -7,6 +7,7 @@ import { conflict } from '../../domain/errors.js';
 import type { AppendOutcome, ChangeFeed, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
 import { PostgresSearchIndex } from './search.js';
+import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
 /** The stored event document: the event plus the top-level keys the Cosmos container is partitioned and queried by. */
 export function eventDocument(key: SessionKey, seq: number, draft: EventDraft, recordedAt: Date) {
@@ -155,6 +156,8 @@ export function postgresStores(db: Db): PostgresStores {
     sessions: new PostgresSessionStore(db),
     interactions: new PostgresInteractionStore(db),
     search: new PostgresSearchIndex(db),
+    insights: new PostgresInsightStore(db),
+    directory: new PostgresSessionDirectory(db),
     close: () => db.close(),
   };
 }

@@ -1,18 +1,40 @@
 import type { AddressInfo } from 'node:net';
 import { createRuntime, useRuntime } from '../composition.js';
 import { settings } from '../config.js';
-import { disableAzureRegistration, type ChangeFeedHandler } from '../functions.js';
+import { disableAzureRegistration, type ChangeFeedHandler, type TimerHandler } from '../functions.js';
+import type { Db } from '../../adapters/postgres/db.js';
+import { useLocalOrchestrationClient } from '../durable.js';
+import { LocalDurableRunner, type RunnerOptions } from './durable-runner.js';
+import { MemoryDurableStateStore, PostgresDurableStateStore } from './durable-state.js';
+import { LocalTimer } from './timers.js';
 import { loadFunctions } from './functions.js';
 import { ChangeFeedPump } from './pump.js';
 import { createLocalServer } from './server.js';
+import { withLocalBlobStorage } from './azurite.js';
+import { handleMcpHttp } from '../mcp/server.js';
 
 /** `npm start`: the whole service on this machine — PGlite, offline models, the app's own functions over HTTP. */
-export async function startLocalHost(overrides: { port?: number } = {}) {
-  const config = settings();
-  const runtime = await createRuntime(config);
+export async function startLocalHost(overrides: { port?: number; durable?: RunnerOptions; timers?: boolean } = {}) {
+  // Blob Storage for large artifacts: Azurite, started here unless ARTIFACTS_BLOB_* points elsewhere.
+  const { settings: config, azurite } = await withLocalBlobStorage(settings());
+  const runtime = await createRuntime(config).catch(async (error: unknown) => {
+    await azurite?.stop();
+    throw error;
+  });
   useRuntime(runtime);
   disableAzureRegistration();
   const functions = await loadFunctions();
+
+  // Orchestrations: the local durable runner, its state in PostgreSQL (memory on the Cosmos backend), resumed at start.
+  const db = (runtime as { db?: Db }).db;
+  const runner = new LocalDurableRunner(functions, db ? new PostgresDurableStateStore(db) : new MemoryDurableStateStore(), {
+    log: (message) => console.error(message),
+    ...overrides.durable,
+  });
+  useLocalOrchestrationClient(runner);
+  const timers = functions.flatMap((f) =>
+    f.trigger.kind === 'timer' ? [new LocalTimer(f.name, String((config as Record<string, unknown>)[f.trigger.scheduleSetting]), f.handler as TimerHandler)] : [],
+  );
 
   const pumps = functions.flatMap((f) =>
     f.trigger.kind === 'cosmosChangeFeed' && runtime.changeFeed
@@ -20,11 +42,15 @@ export async function startLocalHost(overrides: { port?: number } = {}) {
       : [],
   );
   const server = createLocalServer(functions, {
-    maxBodyBytes: config.MAX_REQUEST_BYTES,
+    // Each handler enforces its own limit (MAX_REQUEST_BYTES; artifact uploads up to ARTIFACT_MAX_BYTES).
+    maxBodyBytes: Math.max(config.MAX_REQUEST_BYTES, config.ARTIFACT_MAX_BYTES * 2 + 65_536),
+    rawRoutes: { '/mcp': (req, res) => handleMcpHttp(runtime, req, res) },
     onHandled: (name) => name === 'http-turns-append' && pumps.forEach((p) => p.wake()),
   });
   await new Promise<void>((resolve) => server.listen(overrides.port ?? config.PORT, config.HOST, resolve));
   pumps.forEach((p) => p.start());
+  await runner.resumeAll();
+  if (overrides.timers !== false) timers.forEach((t) => t.start());
   const { port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | undefined;
@@ -32,8 +58,11 @@ export async function startLocalHost(overrides: { port?: number } = {}) {
     (stopping ??= (async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await Promise.all(timers.map((t) => t.stop()));
+      await runner.stop();
       await Promise.all(pumps.map((p) => p.stop()));
       await runtime.close();
+      await azurite?.stop();
     })());
-  return { url: `http://${config.HOST}:${port}/api`, port, runtime, functions, stop };
+  return { url: `http://${config.HOST}:${port}/api`, port, runtime, functions, runner, timers, stop };
 }

@@ -27,13 +27,23 @@ function compile(route: string): RegExp {
  * Serves the app's HTTP functions like the Functions host: same routes under /api, same handlers, called with the
  * library's own HttpRequest and InvocationContext. `onHandled` lets the host react (wake the change-feed pump).
  */
-export function createLocalServer(functions: readonly FunctionDescriptor[], options: { maxBodyBytes: number; onHandled?: (name: string) => void }): Server {
+export function createLocalServer(
+  functions: readonly FunctionDescriptor[],
+  options: {
+    maxBodyBytes: number;
+    onHandled?: (name: string) => void;
+    /** Paths served by a plain Node handler instead of a function (the MCP endpoint). */
+    rawRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>;
+  },
+): Server {
   const routes: Route[] = functions.flatMap((f) =>
     f.trigger.kind === 'http' ? [{ name: f.name, methods: f.trigger.methods, pattern: compile(f.trigger.route), handler: f.handler as HttpHandler }] : [],
   );
 
-  return createServer((req, res) => {
-    serve(routes, req, res, options).catch((error: unknown) => {
+  // Keep idle connections longer than clients do (undici: 4 s), so a client never reuses a socket the server is closing.
+  return createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, (req, res) => {
+    const raw = options.rawRoutes?.[new URL(req.url ?? '/', 'http://localhost').pathname];
+    (raw ? raw(req, res) : serve(routes, req, res, options)).catch((error: unknown) => {
       console.error(`local host: request failed: ${error instanceof Error ? error.name : 'unknown'}`);
       if (!res.headersSent) send(res, problem(new MemoryError('internal', 'Unexpected failure')));
     });

@@ -44,9 +44,11 @@ describe('http-facts-search', () => {
   });
 
   it('gives every fact provenance: session, client turn ids, seq range and the time of the turns', async () => {
-    const { body } = await search({ query: 'mortgage rate reset', topK: 1 });
-    expect(body.facts[0]).toMatchObject({ source: 'turns', sessionId: 'money', turnIds: ['money-user'], seqRange: [1, 1], timestamp: '2025-06-01T08:00:00.000Z', agentId: 'companion', score: 1 });
-    expect(body.facts[0]!.text).toContain('mortgage');
+    const { body } = await search({ query: 'mortgage rate reset', topK: 3, sources: ['turns'] });
+    const fact = body.facts.find((f) => f.turnIds[0] === 'money-user');
+    expect(fact).toMatchObject({ id: 'turn:money:1', source: 'turns', sessionId: 'money', seqRange: [1, 1], timestamp: '2025-06-01T08:00:00.000Z', agentId: 'companion' });
+    expect(fact!.text).toBe('user: My mortgage rate resets next year and I am nervous about it.');
+    expect(body.facts[0]!.score).toBe(1);
   });
 
   it('filters by session, agent and time range', async () => {

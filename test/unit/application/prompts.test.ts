@@ -14,6 +14,7 @@ const samples: { [K in ChatTaskName]: ChatTaskInput<K> } = {
       { id: 'ins-2', category: 'risk_profile', text: 'Now comfortable with equities.', createdAt: '2026-03-04T10:00:00Z' },
     ],
   },
+  compactArtifact: { goal: 'Find why checkout fails', contentKind: 'log', excerpt: 'ERROR payment gateway timeout', pluginDescription: 'Log of 1 lines, 1 error lines' },
 };
 
 /** Top-level output keys of a task, from its zod schema. */

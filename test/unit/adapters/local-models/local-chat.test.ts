@@ -309,12 +309,19 @@ describe('LocalChatModel — run', () => {
     await expect(chat.run('sessionInsights', bad)).rejects.toMatchObject({ code: 'internal' });
   });
 
+  it('compactArtifact: keeps the plugin description and adds the first line that shares a word with the goal', async () => {
+    const out = await model().chat.run('compactArtifact', { goal: 'Why does checkout fail?', contentKind: 'log', excerpt: 'INFO start\nERROR checkout timeout\nERROR other', pluginDescription: 'Log of 3 lines' });
+    expect(out).toEqual({ description: 'Log of 3 lines; relevant: ERROR checkout timeout' });
+    expect(await model().chat.run('compactArtifact', { goal: 'unrelated words', contentKind: 'text', excerpt: 'a b c', pluginDescription: 'Text' })).toEqual({ description: 'Text' });
+  });
+
   it('is deterministic: the same input gives the same output for every task', async () => {
     const inputs: { [K in ChatTaskName]: ChatTaskInput<K> } = {
       windowMetadata: { conversation: ADVISOR_WINDOW, previousSummary: 'User: Earlier we met.' },
       sessionSummary: { conversation: ADVISOR_WINDOW },
       sessionInsights: { conversation: ADVISOR_WINDOW, categories: DEFAULT_CATEGORIES },
       longTermProfile: { currentProfile: '', insights: [{ id: 'a', category: 'concern', text: 'Inflation.', createdAt: '2026-01-01T00:00:00Z' }] },
+      compactArtifact: { goal: 'why does checkout fail', contentKind: 'log', excerpt: 'INFO start\nERROR checkout timeout', pluginDescription: 'Log of 2 lines, 1 error lines' },
     };
     for (const task of Object.keys(inputs) as ChatTaskName[]) {
       const a = await model().chat.run(task, inputs[task]);

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { notFound } from '../shared/domain/errors.js';
+import { orchestrationClient } from '../shared/platform/durable.js';
+import { defineFunction, httpDurable } from '../shared/platform/functions.js';
+import { httpHandler } from '../shared/platform/http.js';
+
+const Params = z.object({ operationId: z.string().regex(/^[A-Za-z0-9._:-]{1,300}$/) });
+
+export const handler = httpHandler({ params: Params }, async ({ params }, ctx) => {
+  const status = await orchestrationClient(ctx).status(params.operationId);
+  if (!status) throw notFound(`Operation ${params.operationId}`);
+  return status;
+});
+
+export default defineFunction({ name: 'http-operation-get', trigger: httpDurable('GET', 'v1/operations/{operationId}'), handler });

@@ -1,0 +1,93 @@
+import type { Container, SqlParameter } from '@azure/cosmos';
+import { InsightDocument, ProfileDocument, type InsightStatus, type InsightType } from '../../contracts/insights.js';
+import type { SessionKey } from '../../contracts/ids.js';
+import type { SessionDocument } from '../../contracts/sessions.js';
+import type { InsightStore, SessionDirectory, SessionSummaryRef } from '../../application/ports.js';
+
+async function query<T>(container: Container, sql: string, parameters: SqlParameter[], partitionKey?: string): Promise<T[]> {
+  const { resources } = await container.items.query<T>({ query: sql, parameters }, partitionKey === undefined ? {} : { partitionKey }).fetchAll();
+  return resources;
+}
+
+/** Insights and the profile share the `insights` container (partition `/userId`); the profile has id `profile`. */
+export class CosmosInsightStore implements InsightStore {
+  constructor(private readonly container: Container) {}
+
+  async upsert(docs: readonly InsightDocument[]): Promise<void> {
+    await Promise.all(docs.map((doc) => this.container.items.upsert(doc)));
+  }
+
+  async list(userId: string, filter: { type?: InsightType; status?: InsightStatus; sessionId?: string; category?: string } = {}): Promise<InsightDocument[]> {
+    const clauses = ['c.userId = @userId', "(c.type = 'session' OR c.type = 'aggregate')"];
+    const parameters: SqlParameter[] = [{ name: '@userId', value: userId }];
+    for (const [field, value] of Object.entries(filter)) {
+      if (value === undefined) continue;
+      clauses.push(`c.${field} = @${field}`);
+      parameters.push({ name: `@${field}`, value });
+    }
+    const rows = await query<unknown>(this.container, `SELECT * FROM c WHERE ${clauses.join(' AND ')} ORDER BY c.createdAt ASC`, parameters, userId);
+    // Same createdAt: by id, as the PostgreSQL adapter orders them.
+    return rows.map((r) => InsightDocument.parse(r)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  }
+
+  async getProfile(userId: string): Promise<ProfileDocument | null> {
+    const response = await this.container.item('profile', userId).read<ProfileDocument>();
+    if (response.statusCode === 404 || !response.resource) return null;
+    return ProfileDocument.parse(response.resource);
+  }
+
+  async putProfile(doc: ProfileDocument): Promise<void> {
+    await this.container.items.upsert(doc);
+  }
+}
+
+/** Cross-session queries on `sessions`. The idle and active-user scans are cross-partition (timer functions only). */
+export class CosmosSessionDirectory implements SessionDirectory {
+  constructor(private readonly container: Container) {}
+
+  async recentSummaries(userId: string, limit: number, options: { before?: string; excludeSessionId?: string } = {}): Promise<SessionSummaryRef[]> {
+    if (limit <= 0) return [];
+    const rows = await query<{ sessionId: string; endedAt: string; summary: string }>(
+      this.container,
+      `SELECT c.sessionId, c.endedAt, c.summary FROM c WHERE c.userId = @userId AND IS_DEFINED(c.summary) AND IS_DEFINED(c.endedAt)
+       AND (@before = null OR c.endedAt < @before) AND (@exclude = null OR c.sessionId != @exclude) ORDER BY c.endedAt DESC`,
+      [
+        { name: '@userId', value: userId },
+        { name: '@before', value: options.before ?? null },
+        { name: '@exclude', value: options.excludeSessionId ?? null },
+      ],
+      userId,
+    );
+    return rows.slice(0, limit);
+  }
+
+  async idleSessions(cutoff: Date, limit: number): Promise<SessionKey[]> {
+    const rows = await query<SessionKey>(
+      this.container,
+      "SELECT c.userId, c.sessionId FROM c WHERE c.status = 'active' AND IS_STRING(c.lastTurnAt) AND c.lastTurnAt < @cutoff ORDER BY c.lastTurnAt ASC",
+      [{ name: '@cutoff', value: cutoff.toISOString() }],
+    );
+    return rows.slice(0, limit).map((r) => ({ userId: r.userId, sessionId: r.sessionId }));
+  }
+
+  async byReflectionStatus(userId: string, status: SessionDocument['reflectionStatus']): Promise<SessionKey[]> {
+    const rows = await query<{ sessionId: string; startedAt: string | null }>(
+      this.container,
+      "SELECT c.sessionId, c.startedAt FROM c WHERE c.userId = @userId AND c.reflectionStatus = @status",
+      [
+        { name: '@userId', value: userId },
+        { name: '@status', value: status },
+      ],
+      userId,
+    );
+    return rows
+      .sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || a.sessionId.localeCompare(b.sessionId))
+      .map((r) => ({ userId, sessionId: r.sessionId }));
+  }
+
+  async usersActiveSince(since: Date, limit: number): Promise<string[]> {
+    // No DISTINCT: the fake does not run it, and one row per session is small for a nightly scan.
+    const rows = await query<{ userId: string }>(this.container, 'SELECT c.userId FROM c WHERE c.updatedAt >= @since', [{ name: '@since', value: since.toISOString() }]);
+    return [...new Set(rows.map((r) => r.userId))].sort().slice(0, limit);
+  }
+}

@@ -1,0 +1,296 @@
+import type { Container, SqlParameter, SqlQuerySpec } from '@azure/cosmos';
+import { z } from 'zod';
+import type { Retriever } from '../../contracts/facts.js';
+import { SCHEMA_VERSION } from '../../contracts/events.js';
+import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
+import { padSeq } from '../../domain/chunking.js';
+import { MemoryError } from '../../domain/errors.js';
+
+/**
+ * Search over the `interactions` container (see `COSMOS_CONTAINERS.interactions`), which holds two kinds of document:
+ *
+ * - interaction windows, written by `CosmosInteractionStore`, with no `kind` property;
+ * - one searchable document per turn (`kind: 'turn'`), written by `indexTurns`. Its text is stored in `content` and its
+ *   embedding in `contentVector`, so the container's existing full-text path `/content` and vector path
+ *   `/contentVector` (cosine, DiskANN) cover turns and windows alike.
+ *
+ * Every query stays in the user's logical partition (`partitionKey` option plus `c.userId = @userId`). The scoring
+ * functions (`VectorDistance`, `FullTextScore`, `RRF`) only run on real Cosmos DB, not on the wire fake used in tests,
+ * so the SQL is produced by the pure builders below and unit-tested as text.
+ *
+ * Syntax notes (Cosmos DB for NoSQL query reference, 2025):
+ * - `FullTextScore(path, term1, term2, ...)` and `FullTextContainsAny(path, term1, ...)` take the terms as separate
+ *   string arguments (the older array form `FullTextScore(path, ['a', 'b'])` was retired in 2025). Each argument may
+ *   be a query parameter; an array parameter cannot stand for the list, hence one parameter per term (`@t0`, `@t1`…).
+ * - `FullTextScore` is only allowed in `ORDER BY RANK` or as an argument of `RRF`, never in the projection.
+ * - A query ordered by `RANK` is distributed by a query plan that needs its row count as a number literal (parameters
+ *   for `OFFSET`/`LIMIT` are rejected there), so ranked queries inline `TOP <n>` after checking that n is a positive
+ *   integer. Plain vector queries (`ORDER BY VectorDistance(...)`, no `RANK`) keep `TOP @limit`.
+ */
+
+/** The container path of the turn / window text covered by the full-text policy. */
+const TEXT_PATH = 'c.content';
+
+/** Search terms sent per query: enough for a question, few enough to keep the BM25 query cheap. */
+export const MAX_SEARCH_TERMS = 12;
+
+/** Concurrent upserts per `indexTurns` call. */
+export const INDEX_CONCURRENCY = 8;
+
+/** English function words that carry no retrieval signal (Cosmos's analyzer drops stop words too; this keeps the term list short). */
+const STOPWORDS = new Set(
+  (
+    'a about above after again against all am an and any are as at be because been before being below between both but by ' +
+    'can could did do does doing dont down during each few for from further had has have having he her here hers herself ' +
+    'him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or ' +
+    'other our ours ourselves out over own same she should so some such than that the their theirs them themselves then ' +
+    'there these they this those through to too under until up very was we were what when where which while who whom why ' +
+    'will with would you your yours yourself yourselves also ever get got im ive id youre thats'
+  ).split(' '),
+);
+
+/**
+ * The query text as full-text search terms: lowercase words (letters and digits, possessive `'s` and apostrophes
+ * removed), without stop words, one-letter words or duplicates, in order of first appearance, at most `max`.
+ */
+export function searchTerms(text: string, max = MAX_SEARCH_TERMS): string[] {
+  const words = text
+    .toLowerCase()
+    .replace(/['\u2019]s\b/gu, '')
+    .replace(/['\u2019]/gu, '')
+    .split(/[^\p{L}\p{N}]+/u);
+  const terms: string[] = [];
+  for (const word of words) {
+    if (terms.length >= max) break;
+    if (word.length < 2 || STOPWORDS.has(word) || terms.includes(word)) continue;
+    terms.push(word);
+  }
+  return terms;
+}
+
+export type Granularity = 'turn' | 'interaction';
+export type VectorPath = 'contentVector' | 'summaryVector';
+
+/** What each granularity selects, how it is told apart, and where its filters look. */
+const SHAPES = {
+  turn: {
+    select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.text, c.timestamp',
+    kind: "c.kind = 'turn'",
+    agent: 'c.agentId = @agentId',
+    time: 'c.timestamp',
+  },
+  interaction: {
+    select: 'c.id, c.sessionId, c.seqRange, c.turnIds, c.agentIds, c.summary, c.startedAt',
+    kind: 'NOT IS_DEFINED(c.kind)',
+    agent: 'ARRAY_CONTAINS(c.agentIds, @agentId)',
+    time: 'c.startedAt',
+  },
+} as const satisfies Record<Granularity, { select: string; kind: string; agent: string; time: string }>;
+
+/** Times are stored as `toISOString()` strings (UTC, milliseconds), so a filter bound is normalised the same way and compared as a string. */
+function isoBound(name: 'from' | 'to', value: string): string {
+  const time = new Date(value);
+  if (Number.isNaN(time.getTime())) throw new MemoryError('validation_failed', `Filter ${name} is not a date-time`, { [name]: value });
+  return time.toISOString();
+}
+
+function checkLimit(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`Search limit must be a positive integer, got ${limit}`);
+  return limit;
+}
+
+/** `WHERE` clause: the user, the document kind, optional extra conditions, then the query's filters. */
+function where(query: SearchQuery, granularity: Granularity, parameters: SqlParameter[], extra: string[]): string {
+  const shape = SHAPES[granularity];
+  parameters.push({ name: '@userId', value: query.userId });
+  const clauses = ['c.userId = @userId', shape.kind, ...extra];
+  const { sessionId, agentId, from, to } = query.filters;
+  if (sessionId) {
+    parameters.push({ name: '@sessionId', value: sessionId });
+    clauses.push('c.sessionId = @sessionId');
+  }
+  if (agentId) {
+    parameters.push({ name: '@agentId', value: agentId });
+    clauses.push(shape.agent);
+  }
+  if (from) {
+    parameters.push({ name: '@from', value: isoBound('from', from) });
+    clauses.push(`${shape.time} >= @from`);
+  }
+  if (to) {
+    parameters.push({ name: '@to', value: isoBound('to', to) });
+    clauses.push(`${shape.time} <= @to`);
+  }
+  return `WHERE ${clauses.join(' AND ')}`;
+}
+
+/** The terms as parameters `@t0, @t1, …`, returned as the argument list to splice after the property path. */
+function termParameters(terms: readonly string[], parameters: SqlParameter[]): string {
+  return terms
+    .map((term, i) => {
+      parameters.push({ name: `@t${i}`, value: term });
+      return `@t${i}`;
+    })
+    .join(', ');
+}
+
+/**
+ * Nearest neighbours by cosine distance (`VectorDistance` with the container's vector policy and DiskANN index),
+ * restricted to vectors of the query's embedding model. Returns null when the query has no vector.
+ */
+export function buildVectorQuery(query: SearchQuery, granularity: Granularity, path: VectorPath = 'contentVector'): SqlQuerySpec | null {
+  if (!query.vector) return null;
+  if (granularity === 'turn' && path !== 'contentVector') throw new RangeError('Turn documents only have a contentVector');
+  const parameters: SqlParameter[] = [];
+  const filter = where(query, granularity, parameters, ['c.embeddingModel = @model']);
+  parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: query.vector.values }, { name: '@limit', value: checkLimit(query.limit) });
+  return {
+    query: `SELECT TOP @limit ${SHAPES[granularity].select} FROM c ${filter} ORDER BY VectorDistance(c.${path}, @vector)`,
+    parameters,
+  };
+}
+
+/**
+ * BM25 ranking (`ORDER BY RANK FullTextScore`) of documents that contain at least one of the terms
+ * (`FullTextContainsAny`, so unrelated documents are not returned with a zero score). Returns null when the text has
+ * no search terms.
+ */
+export function buildFullTextQuery(query: SearchQuery, granularity: Granularity, terms = searchTerms(query.text)): SqlQuerySpec | null {
+  if (terms.length === 0) return null;
+  const limit = checkLimit(query.limit);
+  const parameters: SqlParameter[] = [];
+  const filter = where(query, granularity, parameters, []);
+  // One parameter per term, shared by the filter and the score.
+  const args = termParameters(terms, parameters);
+  return {
+    query: `SELECT TOP ${limit} ${SHAPES[granularity].select} FROM c ${filter} AND FullTextContainsAny(${TEXT_PATH}, ${args}) ORDER BY RANK FullTextScore(${TEXT_PATH}, ${args})`,
+    parameters,
+  };
+}
+
+export interface HybridOptions {
+  /** Vector compared with the query embedding (default `contentVector`; windows also have `summaryVector`). */
+  vectorPath?: VectorPath;
+  /** RRF weights for [vector, full text]; finite non-negative numbers, inlined as a literal array. */
+  weights?: readonly [number, number];
+}
+
+/**
+ * Hybrid search in one Cosmos query: reciprocal rank fusion of the vector ranking and the BM25 ranking,
+ * `ORDER BY RANK RRF(VectorDistance(c.contentVector, @vector), FullTextScore(c.content, @t0, …)[, [w1, w2]])`.
+ *
+ * Not used by `CosmosSearchIndex` yet: the port returns one list per retriever and the use case fuses them (the same
+ * way for every store). It is here for a search that wants the fusion done by Cosmos (one round trip, one RU charge).
+ * Unlike the full-text query it has no `FullTextContainsAny` filter, so documents found only by their vector still
+ * rank. Only documents embedded with the query's model take part. Returns null without a vector; without search terms
+ * it is the plain vector query (RRF needs two rankings).
+ */
+export function buildHybridQuery(
+  query: SearchQuery,
+  granularity: Granularity,
+  options: HybridOptions = {},
+  terms = searchTerms(query.text),
+): SqlQuerySpec | null {
+  const path = options.vectorPath ?? 'contentVector';
+  if (!query.vector || terms.length === 0) return buildVectorQuery(query, granularity, path);
+  if (granularity === 'turn' && path !== 'contentVector') throw new RangeError('Turn documents only have a contentVector');
+  const limit = checkLimit(query.limit);
+  const weights = options.weights;
+  if (weights && !weights.every((w) => Number.isFinite(w) && w >= 0)) throw new RangeError(`RRF weights must be finite and non-negative, got ${weights.join(', ')}`);
+  const parameters: SqlParameter[] = [];
+  const filter = where(query, granularity, parameters, ['c.embeddingModel = @model']);
+  parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: query.vector.values });
+  const args = termParameters(terms, parameters);
+  const weightArg = weights ? `, [${weights.join(', ')}]` : '';
+  return {
+    query: `SELECT TOP ${limit} ${SHAPES[granularity].select} FROM c ${filter} ORDER BY RANK RRF(VectorDistance(c.${path}, @vector), FullTextScore(${TEXT_PATH}, ${args})${weightArg})`,
+    parameters,
+  };
+}
+
+/** The searchable document of one turn, in the `interactions` container. */
+export function turnDocument(turn: IndexedTurn) {
+  return {
+    id: `turn:${turn.sessionId}:${padSeq(turn.seq)}`,
+    kind: 'turn' as const,
+    schemaVersion: SCHEMA_VERSION,
+    userId: turn.userId,
+    sessionId: turn.sessionId,
+    seq: turn.seq,
+    turnId: turn.turnId,
+    ...(turn.agentId && { agentId: turn.agentId }),
+    // `content` is what the full-text and vector policies index (the turn with the one before it); `text` is shown.
+    content: turn.matchText,
+    text: turn.text,
+    timestamp: new Date(turn.timestamp).toISOString(),
+    embeddingModel: turn.embeddingModel,
+    contentVector: turn.vector,
+  };
+}
+
+const TurnRow = z.object({
+  sessionId: z.string(),
+  seq: z.number().int(),
+  turnId: z.string(),
+  agentId: z.string().nullish(),
+  text: z.string(),
+  timestamp: z.string(),
+});
+
+const WindowRow = z.object({
+  id: z.string(),
+  sessionId: z.string(),
+  seqRange: z.tuple([z.number().int(), z.number().int()]),
+  turnIds: z.array(z.string()),
+  agentIds: z.array(z.string()),
+  summary: z.string(),
+  startedAt: z.string(),
+});
+
+export function toTurnHit(row: unknown): TurnHit {
+  const r = TurnRow.parse(row);
+  return { kind: 'turn', sessionId: r.sessionId, seq: r.seq, turnId: r.turnId, ...(r.agentId && { agentId: r.agentId }), text: r.text, timestamp: r.timestamp };
+}
+
+export function toWindowHit(row: unknown): WindowHit {
+  const r = WindowRow.parse(row);
+  return { kind: 'interaction', id: r.id, sessionId: r.sessionId, seqRange: r.seqRange, turnIds: r.turnIds, agentIds: r.agentIds, summary: r.summary, timestamp: r.startedAt };
+}
+
+/** Runs `fn` over `items` with at most `concurrency` calls in flight; the first failure rejects. */
+async function forEachBounded<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
+
+export class CosmosSearchIndex implements SearchIndex {
+  constructor(private readonly container: Container) {}
+
+  /** Upserts one document per turn; its id is derived from the turn, so re-indexing overwrites. */
+  async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
+    await forEachBounded(turns.map(turnDocument), INDEX_CONCURRENCY, (doc) => this.container.items.upsert(doc));
+  }
+
+  async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
+    if (query.limit < 1) return [];
+    const spec = retriever === 'vector' ? buildVectorQuery(query, 'turn') : buildFullTextQuery(query, 'turn');
+    return spec ? (await this.run(query.userId, spec)).map(toTurnHit) : [];
+  }
+
+  async interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
+    if (query.limit < 1) return [];
+    const spec =
+      retriever === 'fulltext'
+        ? buildFullTextQuery(query, 'interaction')
+        : buildVectorQuery(query, 'interaction', retriever === 'vector' ? 'contentVector' : 'summaryVector');
+    return spec ? (await this.run(query.userId, spec)).map(toWindowHit) : [];
+  }
+
+  private async run(userId: string, spec: SqlQuerySpec): Promise<unknown[]> {
+    const { resources } = await this.container.items.query<unknown>(spec, { partitionKey: userId }).fetchAll();
+    return resources;
+  }
+}

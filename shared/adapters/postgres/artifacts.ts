@@ -1,0 +1,104 @@
+import { ArtifactRecord } from '../../contracts/artifacts.js';
+import { artifactSortKey, decodeCursor, encodeCursor, type ArtifactFilter, type ArtifactStore, type SnapshotRecord } from '../../application/artifact-ports.js';
+import type { Db } from './db.js';
+
+interface Row {
+  doc: Omit<ArtifactRecord, 'storage'> & { storage: { kind: 'inline' } | { kind: 'blob'; blobName: string } };
+  content: string | null;
+  sort_key: string;
+}
+
+const toRecord = (r: Row): ArtifactRecord =>
+  ArtifactRecord.parse({ ...r.doc, storage: r.doc.storage.kind === 'inline' ? { kind: 'inline', content: r.content ?? '' } : r.doc.storage });
+
+const likeAny = (terms: readonly string[]) => terms.map((t) => `%${t.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+
+/** Artifacts in PostgreSQL: metadata as jsonb, inline content in its own column (blobs hold only a name). */
+export class PostgresArtifactStore implements ArtifactStore {
+  constructor(private readonly db: Db) {}
+
+  async putIfAbsent(record: ArtifactRecord): Promise<{ record: ArtifactRecord; created: boolean }> {
+    const { storage, ...meta } = record;
+    const doc = { ...meta, storage: storage.kind === 'inline' ? { kind: 'inline' } : storage };
+    const rows = await this.db.query(
+      `INSERT INTO artifacts (user_id, key, sort_key, type, source, tags, session_id, agent_id, created_at, doc, content)
+       VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11)
+       ON CONFLICT (user_id, key) DO NOTHING RETURNING key`,
+      [
+        record.userId,
+        record.key,
+        artifactSortKey(record),
+        record.type,
+        record.source ?? null,
+        record.tags,
+        record.sessionId ?? null,
+        record.agentId ?? null,
+        record.createdAt,
+        JSON.stringify(doc),
+        storage.kind === 'inline' ? storage.content : null,
+      ],
+    );
+    if (rows.length > 0) return { record, created: true };
+    const existing = await this.get(record.userId, record.key);
+    if (!existing) throw new Error('artifact vanished between insert and read');
+    return { record: existing, created: false };
+  }
+
+  async get(userId: string, key: string): Promise<ArtifactRecord | null> {
+    const [row] = await this.db.query<Row>('SELECT doc, content, sort_key FROM artifacts WHERE user_id = $1 AND key = $2', [userId, key]);
+    return row ? toRecord(row) : null;
+  }
+
+  async list(userId: string, filter: ArtifactFilter, limit: number, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
+    const where = ['user_id = $1'];
+    const params: unknown[] = [userId];
+    const add = (sql: (p: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    if (filter.type) add((p) => `type = ${p}`, filter.type);
+    if (filter.source) add((p) => `source = ${p}`, filter.source);
+    if (filter.tags?.length) add((p) => `tags @> ${p}::text[]`, filter.tags);
+    if (filter.sessionId) add((p) => `session_id = ${p}`, filter.sessionId);
+    if (filter.agentId) add((p) => `agent_id = ${p}`, filter.agentId);
+    if (filter.from) add((p) => `created_at >= ${p}::timestamptz`, filter.from);
+    if (filter.to) add((p) => `created_at <= ${p}::timestamptz`, filter.to);
+    if (cursor) add((p) => `sort_key < ${p}`, decodeCursor(cursor));
+    params.push(limit + 1);
+    const rows = await this.db.query<Row>(
+      `SELECT doc, NULL::text AS content, sort_key FROM artifacts WHERE ${where.join(' AND ')} ORDER BY sort_key DESC LIMIT $${params.length}`,
+      params,
+    );
+    const page = rows.slice(0, limit);
+    return { items: page.map(toRecord), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!.sort_key) : null };
+  }
+
+  async delete(userId: string, key: string): Promise<ArtifactRecord | null> {
+    const [row] = await this.db.query<Row>('DELETE FROM artifacts WHERE user_id = $1 AND key = $2 RETURNING doc, content, sort_key', [userId, key]);
+    return row ? toRecord(row) : null;
+  }
+
+  async search(userId: string, terms: readonly string[], limit: number): Promise<ArtifactRecord[]> {
+    if (terms.length === 0) return [];
+    const rows = await this.db.query<Row>(
+      `SELECT doc, content, sort_key FROM artifacts
+       WHERE user_id = $1 AND ((doc->>'description') ILIKE ANY($2::text[]) OR content ILIKE ANY($2::text[]))
+       ORDER BY sort_key DESC LIMIT $3`,
+      [userId, likeAny(terms), limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  async putSnapshot(snapshot: SnapshotRecord): Promise<void> {
+    await this.db.query('INSERT INTO artifact_snapshots (user_id, snapshot_id, doc) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+      snapshot.userId,
+      snapshot.snapshotId,
+      JSON.stringify(snapshot),
+    ]);
+  }
+
+  async getSnapshot(userId: string, snapshotId: string): Promise<SnapshotRecord | null> {
+    const [row] = await this.db.query<{ doc: SnapshotRecord }>('SELECT doc FROM artifact_snapshots WHERE user_id = $1 AND snapshot_id = $2', [userId, snapshotId]);
+    return row?.doc ?? null;
+  }
+}

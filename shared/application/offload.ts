@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto';
+import type { TurnAppended } from '../contracts/events.js';
+import type { SessionKey } from '../contracts/ids.js';
+import { countContentTokens, placeholder, shouldOffload } from '../domain/memory-ref.js';
+import { countTokens } from '../domain/tokens.js';
+import type { DetailMemory } from './artifact-ports.js';
+import { storeArtifact } from './artifacts.js';
+import type { Clock, Ids } from './ports.js';
+
+type TurnData = TurnAppended['data'];
+
+/** The artifact key of an offloaded turn: derived from user, session and turnId, so a retried append finds it. */
+export const turnArtifactKey = (key: SessionKey, turnId: string) =>
+  `turn-${createHash('sha256').update(`${key.userId}\n${key.sessionId}\n${turnId}`).digest('hex').slice(0, 24)}`;
+
+/**
+ * Offload at append: a turn with more than OFFLOAD_THRESHOLD_TOKENS tokens is stored as an artifact (nothing is cut),
+ * and the event keeps the placeholder as its content plus the reference (key, description, tokens, bytes).
+ */
+export async function offloadTurn(deps: { detail: DetailMemory; clock: Clock; ids: Ids }, key: SessionKey, turn: TurnData): Promise<TurnData> {
+  const tokens = countContentTokens(turn.content, countTokens);
+  if (!shouldOffload(tokens, deps.detail.limits.offloadThresholdTokens)) return turn;
+  const record = await storeArtifact(
+    deps,
+    key.userId,
+    {
+      content: turn.content,
+      key: turnArtifactKey(key, turn.turnId),
+      type: turn.role === 'tool' ? 'tool_output' : `${turn.role}_message`,
+      tokens,
+      sessionId: key.sessionId,
+      turnId: turn.turnId,
+      ...(turn.name && { source: turn.name }),
+      ...(turn.agentId && { agentId: turn.agentId }),
+    },
+    // A retry of the same turnId keeps the first recording, as the event store does.
+    { reuseExisting: true },
+  );
+  const ref = { key: record.key, description: record.description, tokens: record.tokens, bytes: record.bytes };
+  return { ...turn, content: placeholder(ref), memoryRef: ref };
+}

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { Id } from './ids.js';
+
+/** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
+export const ArtifactKey = Id;
+
+/** How the compaction plugins read the content (detected unless the producer says). */
+export const ContentKind = z.enum(['json', 'log', 'html', 'code', 'text']);
+export type ContentKind = z.infer<typeof ContentKind>;
+
+const Tag = z.string().regex(/^[A-Za-z0-9._:/-]{1,64}$/, 'tags match [A-Za-z0-9._:/-]{1,64}');
+
+/**
+ * One detail-memory item (layer 2). The content lives inline in the store up to ARTIFACT_INLINE_MAX_BYTES, above it
+ * in Blob Storage under `blobName`; `contentHash` (sha256 of the UTF-8 bytes) proves a round trip.
+ */
+export const ArtifactRecord = z.object({
+  userId: Id,
+  key: ArtifactKey,
+  /** `tool_output` for offloaded turns; free-form for stored memories (`web_content`, `database_result`, ...). */
+  type: z.string().min(1).max(64),
+  /** Tool or producer name. */
+  source: z.string().max(256).optional(),
+  tags: z.array(Tag).max(32),
+  description: z.string(),
+  contentKind: ContentKind,
+  tokens: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  contentHash: z.string(),
+  sessionId: Id.optional(),
+  agentId: Id.optional(),
+  /** For offloaded turns: the turn it came from. */
+  turnId: Id.optional(),
+  /** Set when a snapshot restored it into another agent's view. */
+  restoredFrom: z.object({ snapshotId: Id, key: ArtifactKey }).optional(),
+  createdAt: z.iso.datetime(),
+  storage: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('inline'), content: z.string() }),
+    z.object({ kind: z.literal('blob'), blobName: z.string() }),
+  ]),
+});
+export type ArtifactRecord = z.infer<typeof ArtifactRecord>;
+
+/** What the API shows of an artifact without its content. */
+export type ArtifactSummary = Omit<ArtifactRecord, 'storage'> & { storage: 'inline' | 'blob' };
+
+export const StoreMemoryBody = z
+  .object({
+    /** A string is stored as is; any other JSON value is stored as its pretty-printed JSON text. */
+    content: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]),
+    key: ArtifactKey.optional(),
+    type: z.string().min(1).max(64).default('custom'),
+    source: z.string().min(1).max(256).optional(),
+    tags: z.array(Tag).max(32).default([]),
+    /** Replaces the plugin-made description. */
+    description: z.string().min(1).max(2000).optional(),
+    contentKind: ContentKind.optional(),
+    sessionId: Id.optional(),
+    agentId: Id.optional(),
+    /** Goal of the current task: steers LLM compaction when a model is configured. */
+    goal: z.string().max(2000).optional(),
+  })
+  .strict();
+export type StoreMemoryBody = z.infer<typeof StoreMemoryBody>;
+
+const csv = z
+  .string()
+  .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+  .pipe(z.array(Tag).max(32));
+
+export const ListMemoriesQuery = z.object({
+  type: z.string().min(1).max(64).optional(),
+  source: z.string().min(1).max(256).optional(),
+  /** Comma-separated; an artifact must carry every tag. */
+  tags: csv.optional(),
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+  sessionId: Id.optional(),
+  agentId: Id.optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(512).optional(),
+});
+export type ListMemoriesQuery = z.infer<typeof ListMemoriesQuery>;
+
+export const Transform = z.enum(['full', 'excerpt', 'summary', 'first_n', 'last_n', 'filtered']);
+export type Transform = z.infer<typeof Transform>;
+
+export const GetMemoryQuery = z
+  .object({
+    transform: Transform.default('full'),
+    /** Lines for first_n / last_n (default 20); characters for excerpt (default 2000). */
+    n: z.coerce.number().int().min(1).max(1_000_000).optional(),
+    /** filtered: a regular expression (case-insensitive) lines must match. */
+    pattern: z.string().min(1).max(512).optional(),
+  })
+  .refine((q) => q.transform !== 'filtered' || q.pattern !== undefined, { message: 'transform=filtered needs a pattern', path: ['pattern'] });
+export type GetMemoryQuery = z.infer<typeof GetMemoryQuery>;
+
+export const MemoryKeyParams = z.object({ userId: Id, key: ArtifactKey });
+
+export const CreateSnapshotBody = z
+  .object({
+    keys: z.array(ArtifactKey).min(1).max(500),
+    /** The agent the snapshot is made for (informational). */
+    agentId: Id.optional(),
+  })
+  .strict();
+export type CreateSnapshotBody = z.infer<typeof CreateSnapshotBody>;
+
+export const RestoreSnapshotBody = z.object({ agentId: Id, sessionId: Id.optional() }).strict();
+export type RestoreSnapshotBody = z.infer<typeof RestoreSnapshotBody>;
+
+export const SnapshotParams = z.object({ userId: Id, snapshotId: Id });

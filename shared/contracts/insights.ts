@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { Id } from './ids.js';
+import { SCHEMA_VERSION } from './events.js';
+
+export const InsightImportance = z.enum(['high', 'medium', 'low']);
+
+/** `session`: from one session's reflection; `aggregate`: from several no-insight sessions reflected on together. */
+export const InsightType = z.enum(['session', 'aggregate']);
+export type InsightType = z.infer<typeof InsightType>;
+
+/**
+ * `pending`: not yet in the long-term profile; `processed`: folded into it; `superseded`: contradicted by newer
+ * information (kept, not deleted); `merged`: a near-duplicate of `mergedInto`.
+ */
+export const InsightStatus = z.enum(['pending', 'processed', 'superseded', 'merged']);
+export type InsightStatus = z.infer<typeof InsightStatus>;
+
+/** One insight about the user. Its id is derived from its source and content, so a repeated reflection rewrites it. */
+export const InsightDocument = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  id: z.string(),
+  userId: Id,
+  type: InsightType,
+  /** The session it came from (the first one, for an aggregate). */
+  sessionId: Id,
+  sourceSessionIds: z.array(Id),
+  category: z.string(),
+  text: z.string(),
+  confidence: z.number().min(0).max(1),
+  importance: InsightImportance,
+  status: InsightStatus,
+  supersededBy: z.string().optional(),
+  mergedInto: z.string().optional(),
+  embeddingModel: z.string(),
+  insightVector: z.array(z.number()),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+export type InsightDocument = z.infer<typeof InsightDocument>;
+
+/** The single long-term profile of a user (id `profile` in the user's partition of `insights`). */
+export const ProfileDocument = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  id: z.literal('profile'),
+  userId: Id,
+  type: z.literal('long_term'),
+  profile: z.string(),
+  /** Every insight the profile was built from. */
+  sourceInsightIds: z.array(z.string()),
+  version: z.number().int().positive(),
+  updatedAt: z.iso.datetime(),
+});
+export type ProfileDocument = z.infer<typeof ProfileDocument>;
+
+/** GET /users/{u}/insights?type=&status=&category=&sessionId= */
+export const InsightsQuery = z.object({
+  type: InsightType.optional(),
+  status: InsightStatus.optional(),
+  category: z.string().min(1).max(64).optional(),
+  sessionId: Id.optional(),
+});
+export type InsightsQuery = z.infer<typeof InsightsQuery>;
+
+/** An insight as the API returns it (no vector). */
+export type InsightView = Omit<InsightDocument, 'insightVector'>;
+
+/** GET /operations/{id} */
+export const OperationStatus = z.object({
+  operationId: z.string(),
+  name: z.string(),
+  status: z.enum(['pending', 'running', 'completed', 'failed']),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  output: z.unknown().optional(),
+  error: z.string().optional(),
+});
+export type OperationStatus = z.infer<typeof OperationStatus>;
+
+/** The orchestrations' inputs. */
+export const SessionEndInput = z.object({ userId: Id, sessionId: Id });
+export type SessionEndInput = z.infer<typeof SessionEndInput>;
+export const LongTermReflectionInput = z.object({ userId: Id });
+export type LongTermReflectionInput = z.infer<typeof LongTermReflectionInput>;
+export const NightlyInput = z.object({ since: z.iso.datetime(), runId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/), parallelism: z.number().int().min(1).max(64) });
+export type NightlyInput = z.infer<typeof NightlyInput>;
+
+/** Instance ids are derived from what the orchestration acts on, so starting twice is harmless. */
+export const sessionEndInstanceId = (userId: string, sessionId: string) => `session-end:${userId}:${sessionId}`;
+export const reflectionInstanceId = (userId: string, runId: string) => `reflection:${userId}:${runId}`;
+export const nightlyInstanceId = (runId: string) => `nightly:${runId}`;
+
+/** The orchestrations' names (functions/orch-*.ts). */
+export const ORCHESTRATIONS = {
+  sessionEnd: 'orch-session-end',
+  longTermReflection: 'orch-long-term-reflection',
+  nightlyConsolidation: 'orch-nightly-consolidation',
+} as const;

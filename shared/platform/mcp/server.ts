@@ -1,0 +1,107 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { retrieveMemory, searchMemories, storeMemory } from '../../application/artifacts.js';
+import { getContext } from '../../application/get-context.js';
+import { ArtifactKey, ContentKind, GetMemoryQuery, StoreMemoryBody, Transform } from '../../contracts/artifacts.js';
+import { Id } from '../../contracts/ids.js';
+import { MemoryError } from '../../domain/errors.js';
+import type { Runtime } from '../composition.js';
+
+const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] });
+
+/** Runs a tool through the same use case the HTTP API calls; expected failures come back as tool errors with their code. */
+async function run(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof MemoryError) return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }] };
+    if (error instanceof z.ZodError) return { isError: true, content: [{ type: 'text', text: `validation_failed: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` }] };
+    throw error;
+  }
+}
+
+/**
+ * The MCP face of detail memory (seed 002's wrapper): store_memory, retrieve_memory, search_memory and get_context,
+ * each calling the use case behind the HTTP API. Tools take the userId like the API's path does.
+ */
+export function createMcpServer(runtime: Runtime): McpServer {
+  const server = new McpServer({ name: 'agent-memory-service', version: '0.1.0' });
+
+  server.registerTool(
+    'store_memory',
+    {
+      description: 'Store content (a tool output, file, query result, note) in detail memory. Returns its key, description and token count; cite it later as [MemoryRef: <key>].',
+      inputSchema: {
+        userId: Id,
+        content: z.string().min(1),
+        key: ArtifactKey.optional(),
+        type: z.string().min(1).max(64).optional(),
+        source: z.string().min(1).max(256).optional(),
+        tags: z.array(z.string()).max(32).optional(),
+        description: z.string().min(1).max(2000).optional(),
+        contentKind: ContentKind.optional(),
+        sessionId: Id.optional(),
+        agentId: Id.optional(),
+        goal: z.string().max(2000).optional().describe('Your current goal: the description then says what in the content matters for it.'),
+      },
+    },
+    ({ userId, ...input }) => run(async () => text(await storeMemory(runtime, userId, StoreMemoryBody.parse(input)))),
+  );
+
+  server.registerTool(
+    'retrieve_memory',
+    {
+      description:
+        'Fetch a memory by key (the <key> of a [MemoryRef: <key> - …] placeholder). transform: full (default), excerpt (n chars), summary, first_n / last_n (n lines), filtered (lines matching pattern).',
+      inputSchema: { userId: Id, key: ArtifactKey, transform: Transform.optional(), n: z.number().int().min(1).optional(), pattern: z.string().min(1).max(512).optional() },
+    },
+    ({ userId, key, ...query }) =>
+      run(async () => {
+        const memory = await retrieveMemory(runtime, userId, key, GetMemoryQuery.parse(query));
+        const { content, ...meta } = memory;
+        return { content: [{ type: 'text', text: content }, { type: 'text', text: JSON.stringify(meta) }] };
+      }),
+  );
+
+  server.registerTool(
+    'search_memory',
+    {
+      description: "Search the user's stored memories (descriptions and contents) by words; returns keys, descriptions and excerpts, best first.",
+      inputSchema: { userId: Id, query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(50).optional() },
+    },
+    ({ userId, query, limit }) => run(async () => text({ hits: await searchMemories(runtime, userId, query, limit ?? 5) })),
+  );
+
+  server.registerTool(
+    'get_context',
+    {
+      description: 'The compact context block of a session: summary plus active turns, large outputs as [MemoryRef: …] placeholders (listed in memoryRefs).',
+      inputSchema: { userId: Id, sessionId: Id, maxTokens: z.number().int().min(64).max(1_000_000).optional() },
+    },
+    ({ userId, sessionId, maxTokens }) =>
+      run(async () => {
+        const context = await getContext(runtime, { userId, sessionId }, maxTokens === undefined ? {} : { maxTokens });
+        return { content: [{ type: 'text', text: context.text }, { type: 'text', text: JSON.stringify({ tokens: context.tokens, memoryRefs: context.memoryRefs }) }] };
+      }),
+  );
+
+  return server;
+}
+
+/**
+ * Streamable HTTP (stateless): every request gets a fresh server and transport, so no session state is held and any
+ * instance can answer. Used by the local host at /mcp.
+ */
+export async function handleMcpHttp(runtime: Runtime, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
+  const server = createMcpServer(runtime);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.once('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as endHandler } from '../../../functions/http-session-end.js';
+import { handler as operationHandler } from '../../../functions/http-operation-get.js';
+import { handler as insightsHandler } from '../../../functions/http-insights-list.js';
+import { handler as profileHandler } from '../../../functions/http-profile-get.js';
+import { handler as reflectionHandler } from '../../../functions/http-reflection-start.js';
+import { handler as contextHandler } from '../../../functions/http-context-get.js';
+import { handler as sessionHandler } from '../../../functions/http-session-get.js';
+import { handler as sbHandler } from '../../../functions/sb-turns-append.js';
+import { handler as idleHandler } from '../../../functions/timer-sessions-idle.js';
+import { appendTurns } from '../../../shared/application/append-turns.js';
+import { projectSession } from '../../../shared/application/project-session.js';
+import type { Runtime } from '../../../shared/platform/composition.js';
+import { useLocalOrchestrationClient } from '../../../shared/platform/durable.js';
+import { LocalDurableRunner } from '../../../shared/platform/local-host/durable-runner.js';
+import { MemoryDurableStateStore } from '../../../shared/platform/local-host/durable-state.js';
+import { loadFunctions } from '../../../shared/platform/local-host/functions.js';
+import { context, json, memoryRuntime, request } from '../../support/runtime.js';
+
+/** The financial-advisor scenario of the design: a client states age, family, goal, risk tolerance and concerns. */
+export const ADVISOR_SESSION: { role: 'user' | 'assistant'; content: string }[] = [
+  { role: 'user', content: "Hi, I'm 45 years old and I want to plan for retirement." },
+  { role: 'assistant', content: 'Happy to help. Tell me a little about your family.' },
+  { role: 'user', content: "I'm married and we have two kids who will start college in a few years." },
+  { role: 'assistant', content: 'What is your main goal?' },
+  { role: 'user', content: 'My goal is to retire at 60 with enough savings to travel.' },
+  { role: 'assistant', content: 'How do you feel about investment risk?' },
+  { role: 'user', content: "I'm fairly conservative, I can't stomach big losses in the market." },
+  { role: 'assistant', content: 'Understood. Anything that worries you?' },
+  { role: 'user', content: "I'm worried about rising healthcare costs and that we could run out of money." },
+  { role: 'assistant', content: 'We will look at an allocation that protects your savings.' },
+  { role: 'user', content: 'I currently have $200,000 in my 401k.' },
+  { role: 'assistant', content: 'Thanks, that is a good base.' },
+];
+
+const USER = 'client-1';
+
+async function seed(runtime: Runtime, userId: string, sessionId: string, turns: { role: 'user' | 'assistant'; content: string }[]) {
+  await appendTurns(runtime, { userId, sessionId }, { turns: turns.map((t, i) => ({ ...t, turnId: `${sessionId}-${i}` })) });
+  await projectSession(runtime, { userId, sessionId });
+}
+
+describe('session end and long-term reflection (handlers + local durable runner)', () => {
+  let runtime: Runtime;
+  let runner: LocalDurableRunner;
+
+  beforeAll(async () => {
+    runtime = await memoryRuntime({ MIN_SESSIONS_FOR_AGGREGATION: '2' });
+    runner = new LocalDurableRunner(await loadFunctions(), new MemoryDurableStateStore(), { delayScale: 0 });
+    useLocalOrchestrationClient(runner);
+  });
+  afterAll(async () => {
+    await runner.stop();
+    useLocalOrchestrationClient(undefined);
+    await runtime.close();
+  });
+
+  const end = async (userId: string, sessionId: string) => {
+    const res = await endHandler(request('POST', `v1/users/${userId}/sessions/${sessionId}/end`, { params: { userId, sessionId } }), context('http-session-end'));
+    expect(res.status).toBe(202);
+    return json(res).operationId as string;
+  };
+
+  it('ends a session: final prune, summary, insights in the right categories, statuses; ending twice runs once', async () => {
+    await seed(runtime, USER, 's1', ADVISOR_SESSION);
+    const operationId = await end(USER, 's1');
+    expect(operationId).toBe(`session-end:${USER}:s1`);
+    expect(await end(USER, 's1')).toBe(operationId);
+    const done = await runner.waitFor(operationId);
+    expect(done.status, done.error).toBe('completed');
+
+    const op = json(await operationHandler(request('GET', `v1/operations/${operationId}`, { params: { operationId } }), context('http-operation-get')));
+    expect(op).toMatchObject({ operationId, status: 'completed', output: { status: 'completed', reflectionStatus: 'processed', reflectionFlag: 'insight' } });
+    // One run: the activities appear once in the history.
+    expect(done.history.filter((e) => e.EventType === 4 && e.Name === 'activity-session-reflect')).toHaveLength(1);
+
+    const session = json(await sessionHandler(request('GET', `v1/users/${USER}/sessions/s1`, { params: { userId: USER, sessionId: 's1' } }), context('x')));
+    // Every turn is chunked (seq 13 is the SessionEndRequested event).
+    expect(session).toMatchObject({ status: 'completed', reflectionStatus: 'processed', lastSeq: 13, chunkedThroughSeq: 12 });
+    const stored = (await runtime.sessions.get({ userId: USER, sessionId: 's1' }))!.doc;
+    expect(stored.summary).toBeTruthy();
+    expect(stored.summaryVector).toHaveLength(runtime.embedder.dimensions);
+    expect(stored.keyTopics!.length).toBeGreaterThan(0);
+
+    const insights = json(await insightsHandler(request('GET', `v1/users/${USER}/insights?type=session`, { params: { userId: USER } }), context('x'))).insights as { category: string; text: string; confidence: number; sessionId: string }[];
+    const categories = new Set(insights.map((i) => i.category));
+    for (const c of ['demographics', 'financial_goals', 'risk_profile', 'current_situation', 'concern']) expect(categories, c).toContain(c);
+    expect(insights.every((i) => i.confidence >= 0.7 && i.sessionId === 's1')).toBe(true);
+    const text = (c: string) => insights.filter((i) => i.category === c).map((i) => i.text).join(' ');
+    expect(text('demographics')).toMatch(/45|married|kids/);
+    expect(text('financial_goals')).toMatch(/retire at 60/);
+    expect(text('risk_profile')).toMatch(/conservative|losses/);
+    expect(text('concern')).toMatch(/healthcare/);
+    expect(text('current_situation')).toMatch(/401k/);
+  });
+
+  it('long-term reflection builds the profile with source insight ids and marks insights processed; the next session sees it', async () => {
+    const res = await reflectionHandler(request('POST', `v1/users/${USER}/reflection`, { params: { userId: USER } }), context('http-reflection-start'));
+    expect(res.status).toBe(202);
+    const done = await runner.waitFor(json(res).operationId as string);
+    expect(done.status, done.error).toBe('completed');
+    const profile = json(await profileHandler(request('GET', `v1/users/${USER}/profile`, { params: { userId: USER } }), context('x')));
+    const insights = (await runtime.insights.list(USER)).filter((i) => i.status !== 'merged');
+    expect(profile.profile).toMatch(/retire at 60/);
+    expect(new Set(profile.sourceInsightIds as string[])).toEqual(new Set((await runtime.insights.list(USER)).filter((i) => i.status !== 'merged').map((i) => i.id)));
+    expect(insights.every((i) => i.status === 'processed' || i.status === 'superseded')).toBe(true);
+
+    await seed(runtime, USER, 's2', [{ role: 'user', content: 'Hello again, quick question about my plan.' }]);
+    const ctx = json(await contextHandler(request('GET', `v1/users/${USER}/sessions/s2/context`, { params: { userId: USER, sessionId: 's2' } }), context('x')));
+    const sections = ctx.sections as { profile: string; recentSessions: { sessionId: string; summary: string }[] };
+    expect(sections.profile).toBe(profile.profile);
+    expect(sections.recentSessions.map((s) => s.sessionId)).toEqual(['s1']);
+    expect(ctx.text).toContain('<session_initialization>');
+  });
+
+  it('newer information supersedes older insights, which are kept', async () => {
+    await seed(runtime, USER, 's3', [{ role: 'user', content: 'Actually I now want to retire at 62 instead.' }, { role: 'assistant', content: 'Noted.' }]);
+    expect((await runner.waitFor(await end(USER, 's3'))).status).toBe('completed');
+    const res = await reflectionHandler(request('POST', `v1/users/${USER}/reflection`, { params: { userId: USER } }), context('x'));
+    const id = json(res).operationId as string;
+    expect((await runner.waitFor(id)).status).toBe('completed');
+    const all = await runtime.insights.list(USER);
+    const superseded = all.filter((i) => i.status === 'superseded');
+    expect(superseded.map((i) => i.text).join(' ')).toMatch(/retire at 60/);
+    expect((await runtime.insights.getProfile(USER))!.profile).toMatch(/62/);
+  });
+
+  it('merges near-duplicate insights from different sessions before the profile is built', async () => {
+    const user = 'dup-user';
+    await seed(runtime, user, 'd1', [{ role: 'user', content: 'My goal is to retire at 58 and sail.' }, { role: 'assistant', content: 'Noted.' }]);
+    expect((await runner.waitFor(await end(user, 'd1'))).status).toBe('completed');
+    await seed(runtime, user, 'd2', [{ role: 'user', content: 'My goal is to retire at 58 and sail.' }, { role: 'assistant', content: 'Noted again.' }]);
+    expect((await runner.waitFor(await end(user, 'd2'))).status).toBe('completed');
+    const res = await reflectionHandler(request('POST', `v1/users/${user}/reflection`, { params: { userId: user } }), context('x'));
+    const done = await runner.waitFor(json(res).operationId as string);
+    expect(done.output).toMatchObject({ merged: 1, updated: true });
+    const goals = (await runtime.insights.list(user)).filter((i) => i.category === 'financial_goals');
+    expect(goals.map((i) => [i.sessionId, i.status])).toEqual([
+      ['d1', 'merged'],
+      ['d2', 'processed'],
+    ]);
+    expect(goals[0]!.mergedInto).toBe(goals[1]!.id);
+    expect((await runtime.insights.getProfile(user))!.sourceInsightIds).not.toContain(goals[0]!.id);
+  });
+
+  it('aggregates no-insight sessions once MIN_SESSIONS_FOR_AGGREGATION have piled up', async () => {
+    const user = 'quiet-user';
+    await seed(runtime, user, 'q1', [{ role: 'user', content: 'Hello there.' }, { role: 'assistant', content: 'Hi!' }]);
+    const first = await runner.waitFor(await end(user, 'q1'));
+    expect(first.output).toMatchObject({ reflectionFlag: 'no-insight', reflectionStatus: 'no-insight', aggregatedSessions: [] });
+    await seed(runtime, user, 'q2', [{ role: 'user', content: 'Thanks, bye.' }]);
+    const second = await runner.waitFor(await end(user, 'q2'));
+    expect(second.output).toMatchObject({ reflectionFlag: 'no-insight', aggregatedSessions: ['q1', 'q2'] });
+    expect((await runtime.sessions.get({ userId: user, sessionId: 'q1' }))!.doc.reflectionStatus).toBe('processed');
+  });
+
+  it('the Service Bus end message and the idle timeout start the same orchestration', async () => {
+    await seed(runtime, 'sb-user', 'b1', [{ role: 'user', content: 'I am 30 and single.' }]);
+    await sbHandler({ type: 'end', userId: 'sb-user', sessionId: 'b1' }, context('sb-turns-append', { messageId: 'end-1' }));
+    expect((await runner.waitFor('session-end:sb-user:b1')).status).toBe('completed');
+
+    await appendTurns(runtime, { userId: 'idle-user', sessionId: 'i1' }, { turns: [{ role: 'user', content: 'hello', timestamp: '2020-01-01T00:00:00Z' }] });
+    await projectSession(runtime, { userId: 'idle-user', sessionId: 'i1' });
+    await idleHandler({ isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } }, context('timer-sessions-idle'));
+    const idle = await runner.waitFor('session-end:idle-user:i1');
+    expect(idle.status).toBe('completed');
+    const events = await runtime.events.read({ userId: 'idle-user', sessionId: 'i1' }, 0);
+    expect(events.at(-1)).toMatchObject({ type: 'SessionEndRequested', data: { reason: 'idle' } });
+  });
+
+  it('answers 404 for unknown sessions, operations and profiles', async () => {
+    const res = await endHandler(request('POST', 'v1/users/nobody/sessions/none/end', { params: { userId: 'nobody', sessionId: 'none' } }), context('x'));
+    expect(res.status).toBe(404);
+    expect((await operationHandler(request('GET', 'v1/operations/nope', { params: { operationId: 'nope' } }), context('x'))).status).toBe(404);
+    expect((await profileHandler(request('GET', 'v1/users/nobody/profile', { params: { userId: 'nobody' } }), context('x'))).status).toBe(404);
+  });
+});

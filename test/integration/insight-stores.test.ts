@@ -1,0 +1,136 @@
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createHttpsServer } from '@vercel/cosmosdb-server';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ensureContainers, openCosmos } from '../../shared/adapters/cosmos/client.js';
+import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
+import { openPglite } from '../../shared/adapters/postgres/db.js';
+import { migrate } from '../../shared/adapters/postgres/migrations.js';
+import { postgresStores } from '../../shared/adapters/postgres/stores.js';
+import type { Stores } from '../../shared/application/ports.js';
+import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
+import type { InsightDocument, ProfileDocument } from '../../shared/contracts/insights.js';
+import { newSession } from '../../shared/domain/session.js';
+
+const DIMENSIONS = 3;
+let counter = 0;
+
+function insight(userId: string, id: string, overrides: Partial<InsightDocument> = {}): InsightDocument {
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    id,
+    userId,
+    type: 'session',
+    sessionId: 's1',
+    sourceSessionIds: ['s1'],
+    category: 'demographics',
+    text: `insight ${id}`,
+    confidence: 0.8,
+    importance: 'high',
+    status: 'pending',
+    embeddingModel: 'test-model',
+    insightVector: [0.1, 0.2, 0.3],
+    createdAt: '2026-01-05T10:00:00.000Z',
+    updatedAt: '2026-01-05T10:00:00.000Z',
+    ...overrides,
+  };
+}
+
+/** One contract for the insight store and the session directory, run against every backend. */
+function describeInsightContract(name: string, open: () => Promise<Stores>) {
+  describe(`insight store and session directory contract: ${name}`, () => {
+    const user = () => `u${++counter}-${Date.now()}`;
+
+    it('upserts by id, lists oldest first with filters, and keeps the vector', async () => {
+      const stores = await open();
+      const u = user();
+      await stores.insights.upsert([
+        insight(u, 'b', { createdAt: '2026-01-05T11:00:00.000Z', category: 'concern', sessionId: 's2', sourceSessionIds: ['s2'] }),
+        insight(u, 'a'),
+        insight(u, 'c', { type: 'aggregate', status: 'processed' }),
+      ]);
+      await stores.insights.upsert([insight(u, 'a', { text: 'rewritten', insightVector: [1, 0, 0] })]);
+      const all = await stores.insights.list(u);
+      expect(all.map((i) => i.id)).toEqual(['a', 'c', 'b']);
+      expect(all[0]).toEqual(insight(u, 'a', { text: 'rewritten', insightVector: [1, 0, 0] }));
+      expect((await stores.insights.list(u, { type: 'aggregate' })).map((i) => i.id)).toEqual(['c']);
+      expect((await stores.insights.list(u, { status: 'pending' })).map((i) => i.id)).toEqual(['a', 'b']);
+      expect((await stores.insights.list(u, { sessionId: 's2' })).map((i) => i.id)).toEqual(['b']);
+      expect((await stores.insights.list(u, { category: 'concern' })).map((i) => i.id)).toEqual(['b']);
+      expect(await stores.insights.list(user())).toEqual([]);
+      await stores.close();
+    });
+
+    it('keeps one profile per user, apart from the insights', async () => {
+      const stores = await open();
+      const u = user();
+      expect(await stores.insights.getProfile(u)).toBeNull();
+      const profile: ProfileDocument = { schemaVersion: SCHEMA_VERSION, id: 'profile', userId: u, type: 'long_term', profile: 'p1', sourceInsightIds: ['a'], version: 1, updatedAt: '2026-01-05T10:00:00.000Z' };
+      await stores.insights.putProfile(profile);
+      await stores.insights.putProfile({ ...profile, profile: 'p2', sourceInsightIds: ['a', 'b'], version: 2 });
+      expect(await stores.insights.getProfile(u)).toEqual({ ...profile, profile: 'p2', sourceInsightIds: ['a', 'b'], version: 2 });
+      expect(await stores.insights.list(u)).toEqual([]);
+      await stores.close();
+    });
+
+    it('finds recent summaries, idle sessions, sessions by reflection status and active users', async () => {
+      const stores = await open();
+      const u = user();
+      const at = (h: number) => `2026-01-05T${String(h).padStart(2, '0')}:00:00.000Z`;
+      const put = async (sessionId: string, patch: Partial<ReturnType<typeof newSession>>) =>
+        stores.sessions.put({ ...newSession({ userId: u, sessionId }, new Date(at(1))), ...patch }, null);
+      await put('old', { status: 'completed', summary: 'old summary', endedAt: at(2), startedAt: at(1), lastTurnAt: at(2), reflectionStatus: 'no-insight' });
+      await put('mid', { status: 'completed', summary: 'mid summary', endedAt: at(4), startedAt: at(3), lastTurnAt: at(4), reflectionStatus: 'processed' });
+      await put('new', { status: 'completed', summary: 'new summary', endedAt: at(6), startedAt: at(5), lastTurnAt: at(6), reflectionStatus: 'no-insight' });
+      await put('live', { status: 'active', startedAt: at(7), lastTurnAt: at(8) });
+      expect(await stores.directory.recentSummaries(u, 2)).toEqual([
+        { sessionId: 'new', endedAt: at(6), summary: 'new summary' },
+        { sessionId: 'mid', endedAt: at(4), summary: 'mid summary' },
+      ]);
+      expect((await stores.directory.recentSummaries(u, 5, { before: at(5) })).map((s) => s.sessionId)).toEqual(['mid', 'old']);
+      expect((await stores.directory.recentSummaries(u, 5, { excludeSessionId: 'new' })).map((s) => s.sessionId)).toEqual(['mid', 'old']);
+      expect(await stores.directory.recentSummaries(u, 0)).toEqual([]);
+      const idle = await stores.directory.idleSessions(new Date(at(9)), 1000);
+      expect(idle.filter((k) => k.userId === u)).toEqual([{ userId: u, sessionId: 'live' }]);
+      expect((await stores.directory.idleSessions(new Date(at(8)), 1000)).filter((k) => k.userId === u)).toEqual([]);
+      expect(await stores.directory.byReflectionStatus(u, 'no-insight')).toEqual([
+        { userId: u, sessionId: 'old' },
+        { userId: u, sessionId: 'new' },
+      ]);
+      expect(await stores.directory.usersActiveSince(new Date(at(0)), 10_000)).toContain(u);
+      expect(await stores.directory.usersActiveSince(new Date('2099-01-01T00:00:00Z'), 10_000)).toEqual([]);
+      await stores.close();
+    });
+  });
+}
+
+describeInsightContract('postgres (PGlite)', async () => {
+  const db = await openPglite(undefined);
+  await migrate(db);
+  return postgresStores(db);
+});
+
+let server: ReturnType<typeof createHttpsServer> | undefined;
+let endpoint: Promise<string> | undefined;
+const startFake = () =>
+  (endpoint ??= new Promise((resolve, reject) => {
+    server = createHttpsServer({ keepAlive: true });
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(`https://127.0.0.1:${(server!.address() as AddressInfo).port}/`));
+  }));
+afterAll(async () => {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server!.close(() => resolve()));
+});
+
+describeInsightContract('cosmos (wire fake)', async () => {
+  const { database } = await openCosmos({
+    endpoint: await startFake(),
+    key: 'fake-key',
+    databaseName: `agent_memory_insights_${++counter}`,
+    clientOptions: { agent: new https.Agent({ rejectUnauthorized: false, keepAlive: true }), connectionPolicy: { enableEndpointDiscovery: false } },
+  });
+  await ensureContainers(database, DIMENSIONS);
+  return cosmosStores(database, { atomicBatches: false, ownsClient: true });
+});

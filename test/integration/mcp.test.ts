@@ -1,0 +1,80 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendTurns } from '../../shared/application/append-turns.js';
+import { turnArtifactKey } from '../../shared/application/offload.js';
+import type { Runtime } from '../../shared/platform/composition.js';
+import { createMcpServer } from '../../shared/platform/mcp/server.js';
+import { memoryRuntime } from '../support/runtime.js';
+
+let runtime: Runtime;
+let client: Client;
+
+beforeAll(async () => {
+  runtime = await memoryRuntime();
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  await createMcpServer(runtime).connect(serverTransport);
+  client = new Client({ name: 'test-client', version: '1.0.0' });
+  await client.connect(clientTransport);
+});
+afterAll(async () => {
+  await client?.close();
+  await runtime?.close();
+});
+
+const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const textOf = (result: CallToolResult, i = 0) => {
+  const part = result.content[i];
+  if (part?.type !== 'text') throw new Error('expected text content');
+  return part.text;
+};
+
+describe('MCP server (SDK client over the in-memory transport)', () => {
+  it('lists the four tools', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_context', 'retrieve_memory', 'search_memory', 'store_memory']);
+  });
+
+  it('store_memory → retrieve_memory (full and transformed) → search_memory', async () => {
+    const content = ['host=db.internal', 'port=5432', 'user=agent', 'ERROR password rotated yesterday'].join('\n');
+    const stored = JSON.parse(textOf(await call('store_memory', { userId: 'mcp-u1', content, type: 'database_config', tags: ['db'] }))) as { key: string; tokens: number };
+    expect(stored.key).toMatch(/^mem-/);
+
+    expect(textOf(await call('retrieve_memory', { userId: 'mcp-u1', key: stored.key }))).toBe(content);
+    expect(textOf(await call('retrieve_memory', { userId: 'mcp-u1', key: stored.key, transform: 'first_n', n: 2 }))).toBe('host=db.internal\nport=5432');
+    expect(textOf(await call('retrieve_memory', { userId: 'mcp-u1', key: stored.key, transform: 'filtered', pattern: 'error' }))).toBe('ERROR password rotated yesterday');
+
+    const found = JSON.parse(textOf(await call('search_memory', { userId: 'mcp-u1', query: 'which database port?' }))) as { hits: { key: string; excerpt: string }[] };
+    expect(found.hits[0]?.key).toBe(stored.key);
+    expect(JSON.parse(textOf(await call('search_memory', { userId: 'mcp-u2', query: 'database port' })))).toEqual({ hits: [] });
+  });
+
+  it('reports bad input as tool errors with the stable code', async () => {
+    const missing = await call('retrieve_memory', { userId: 'mcp-u1', key: 'nope' });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/^not_found:/);
+    const other = await call('store_memory', { userId: 'mcp-u3', content: 'x' });
+    const key = (JSON.parse(textOf(other)) as { key: string }).key;
+    expect(textOf(await call('retrieve_memory', { userId: 'mcp-u4', key }))).toMatch(/^not_found:/);
+    const badPattern = await call('retrieve_memory', { userId: 'mcp-u3', key, transform: 'filtered' });
+    expect(badPattern.isError).toBe(true);
+    expect(textOf(badPattern)).toMatch(/^validation_failed:/);
+  });
+
+  it('get_context shows offloaded tool output as a MemoryRef once answered', async () => {
+    const key = { userId: 'mcp-u5', sessionId: 's1' };
+    const output = Array.from({ length: 400 }, (_, i) => `line ${i}: value ${i * 3}`).join('\n');
+    await appendTurns(runtime, key, {
+      turns: [
+        { role: 'tool', content: output, turnId: 'tool-1', name: 'query' },
+        { role: 'assistant', content: 'Done.', turnId: 'a-1' },
+      ],
+    });
+    const result = await call('get_context', key);
+    const ref = turnArtifactKey(key, 'tool-1');
+    expect(textOf(result)).toContain(`[MemoryRef: ${ref} - query:`);
+    expect(JSON.parse(textOf(result, 1))).toMatchObject({ memoryRefs: [{ key: ref }] });
+    expect(textOf(await call('retrieve_memory', { ...key, key: ref }))).toBe(output);
+  });
+});
