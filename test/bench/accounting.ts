@@ -1,0 +1,163 @@
+import type { Runtime } from '../../shared/platform/composition.js';
+import { dbOf } from './projection-control.js';
+import { now } from './stats.js';
+
+/** What each statement the adapters send is for (matched on the SQL text; anything else is named by its table). */
+const CATEGORIES: [string, RegExp][] = [
+  ['append: append_events()', /append_events\(/],
+  ['pump: readFeed', /WHERE \(tx_id, position\) >.*pg_snapshot_xmin/s],
+  ['pump: load checkpoint', /SELECT cursor FROM feed_checkpoints/],
+  ['pump: save checkpoint', /INSERT INTO feed_checkpoints/],
+  ['projection/context: sessions.get', /SELECT doc, version FROM sessions/],
+  ['projection: sessions.put', /(INSERT INTO|UPDATE) sessions\b/],
+  ['projection/context: events.read', /FROM events WHERE user_id = \$1 AND session_id = \$2 AND seq > \$3/],
+  ['context: readLastTurns', /type = 'TurnAppended' ORDER BY seq DESC/],
+  ['projection: interactions.upsert', /INSERT INTO interactions\b/],
+  ['status: lastSeq', /FROM session_heads/],
+  ['bench: backlog / checkpoint', /SELECT count\(\*\)::int AS n FROM events|ORDER BY tx_id DESC, position DESC LIMIT 1/],
+];
+
+function categorize(sql: string): string {
+  const known = CATEGORIES.find(([, re]) => re.test(sql));
+  if (known) return known[0];
+  const table = /\b(INSERT INTO|UPDATE|DELETE FROM|FROM)\s+([a-z_]+)/i.exec(sql);
+  return table ? `other: ${table[1]!.split(' ')[0]!.toLowerCase()} ${table[2]}` : `other: ${sql.trim().slice(0, 30)}`;
+}
+
+/** Wall time during which at least one call was running (overlapping calls are counted once). */
+class Busy {
+  calls = 0;
+  ms = 0;
+  private active = 0;
+  private since = 0;
+  enter() {
+    this.calls += 1;
+    if (this.active++ === 0) this.since = now();
+  }
+  leave() {
+    if (--this.active === 0) this.ms += now() - this.since;
+  }
+  /** Busy time so far, including a call still running. */
+  elapsed() {
+    return this.ms + (this.active > 0 ? now() - this.since : 0);
+  }
+  async time<T>(work: () => Promise<T>): Promise<T> {
+    this.enter();
+    try {
+      return await work();
+    } finally {
+      this.leave();
+    }
+  }
+}
+
+export interface Accounting {
+  wallMs: number;
+  /** Per category: statements and milliseconds spent executing them (PGlite runs one statement at a time). */
+  byCategory: Map<string, { count: number; ms: number }>;
+  totalMs: number;
+  /** Model calls: count and busy wall time (union of overlapping calls). `chat` includes the embeddings it asks for itself. */
+  models: { embed: { calls: number; ms: number }; chat: { calls: number; ms: number }; any: { ms: number } };
+  /** Interaction documents written (one per full window). */
+  windows: number;
+}
+
+/**
+ * Counts and times, until the returned function is called: every statement through the runtime's `db.query`, every
+ * model call, and every window written. Statements go through a FIFO in front of PGlite (which runs one at a time
+ * anyway), so each duration is execution — Postgres in WASM plus PGlite's protocol encoding and row parsing — and
+ * not time queued behind other statements.
+ */
+export function accountRuntime(runtime: Runtime): () => Accounting {
+  const db = dbOf(runtime);
+  const undo: (() => void)[] = [];
+  const byCategory = new Map<string, { count: number; ms: number }>();
+  const embedBusy = new Busy();
+  const chatBusy = new Busy();
+  const anyBusy = new Busy();
+  if (db) {
+    const query = db.query;
+    let tail: Promise<unknown> = Promise.resolve();
+    db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => {
+      const run = tail.then(async () => {
+        const t0 = now();
+        const models0 = anyBusy.elapsed();
+        try {
+          return await query.call(db, sql, params);
+        } finally {
+          // Model inference runs on this thread too: time it took while the statement was pending is not the statement's.
+          const ms = Math.max(0, now() - t0 - (anyBusy.elapsed() - models0));
+          const category = categorize(sql);
+          const c = byCategory.get(category) ?? { count: 0, ms: 0 };
+          c.count += 1;
+          c.ms += ms;
+          byCategory.set(category, c);
+        }
+      });
+      tail = run.catch(() => undefined);
+      return run as Promise<T[]>;
+    }) as typeof db.query;
+    undo.push(() => (db.query = query));
+  }
+
+  const { embedder, chat, interactions } = runtime;
+  const embed = embedder.embed;
+  embedder.embed = (texts) => anyBusy.time(() => embedBusy.time(() => embed.call(embedder, texts)));
+  const run = chat.run;
+  chat.run = ((task, input) => anyBusy.time(() => chatBusy.time(() => run.call(chat, task, input)))) as typeof chat.run;
+  let windows = 0;
+  const upsert = interactions.upsert;
+  interactions.upsert = (docs) => {
+    windows += docs.length;
+    return upsert.call(interactions, docs);
+  };
+  undo.push(
+    () => (embedder.embed = embed),
+    () => (chat.run = run),
+    () => (interactions.upsert = upsert),
+  );
+
+  const start = now();
+  return () => {
+    undo.reverse().forEach((u) => u());
+    const totalMs = [...byCategory].reduce((s, [k, c]) => (k.startsWith('bench:') ? s : s + c.ms), 0);
+    return {
+      wallMs: now() - start,
+      byCategory,
+      totalMs,
+      models: { embed: { calls: embedBusy.calls, ms: embedBusy.elapsed() }, chat: { calls: chatBusy.calls, ms: chatBusy.elapsed() }, any: { ms: anyBusy.elapsed() } },
+      windows,
+    };
+  };
+}
+
+/** One line per category, normalised per appended turn. */
+export function formatAccounting(a: Accounting, turns: number, title: string): string {
+  const rows = [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).sort((x, y) => y[1].ms - x[1].ms);
+  const perTurn = (ms: number) => (ms / turns).toFixed(3);
+  const lines = [
+    `  ${title}: ${turns} turns, ${a.windows} windows, ${(a.wallMs / 1000).toFixed(2)} s from first append until projected`,
+    `    PGlite busy ${(a.totalMs / 1000).toFixed(2)} s = ${perTurn(a.totalMs)} ms/turn; model calls busy ${(a.models.any.ms / 1000).toFixed(2)} s = ${perTurn(a.models.any.ms)} ms/turn ` +
+      `(embed: ${a.models.embed.calls} calls, ${perTurn(a.models.embed.ms)} ms/turn; chat: ${a.models.chat.calls} calls, ${perTurn(a.models.chat.ms)} ms/turn incl. its own embeds)`,
+    `    ${'statement'.padEnd(40)} ${'per turn'.padStart(9)} ${'≈ms/stmt'.padStart(8)} ${'≈ms/turn'.padStart(8)} ${'share'.padStart(6)}   (≈: model inference interleaves on the same thread)`,
+  ];
+  for (const [name, c] of rows) {
+    lines.push(
+      `    ${name.padEnd(40)} ${(c.count / turns).toFixed(3).padStart(9)} ${(c.ms / c.count).toFixed(3).padStart(8)} ${perTurn(c.ms).padStart(8)} ${`${((100 * c.ms) / a.totalMs).toFixed(0)}%`.padStart(6)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export const accountingJson = (a: Accounting, turns: number) => ({
+  turns,
+  windows: a.windows,
+  wallMs: Math.round(a.wallMs),
+  pgliteMsPerTurn: Number((a.totalMs / turns).toFixed(4)),
+  modelMsPerTurn: Number((a.models.any.ms / turns).toFixed(4)),
+  embedCalls: a.models.embed.calls,
+  chatCalls: a.models.chat.calls,
+  statementsPerTurn: Object.fromEntries(
+    [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).map(([k, c]) => [k, { statements: Number((c.count / turns).toFixed(3)), ms: Number((c.ms / turns).toFixed(4)) }]),
+  ),
+});

@@ -1,0 +1,41 @@
+/** Deterministic, conversation-like turn text of realistic length (about 100–300 characters). */
+const SENTENCES = [
+  'I am 45 and want to retire at 60 with enough to travel.',
+  'Then let us look at your savings rate and your current pension pot.',
+  'My partner Maria works part time and earns about 28,000 a year.',
+  'We also have a mortgage of 180,000 with twelve years left on it.',
+  'A common rule of thumb is to save fifteen percent of gross income.',
+  'Could you compare index funds with the workplace pension scheme?',
+  'Index funds have low fees, while the workplace scheme adds an employer match.',
+  'I would rather not take too much risk in the last five years.',
+  'Shifting gradually into bonds reduces volatility as retirement approaches.',
+  'What happens to the plan if interest rates stay high in Berlin?',
+  'Higher rates help savings accounts but make the mortgage more expensive.',
+  'Please remind me to review the budget again next quarter.',
+];
+
+/** Mulberry32: a small seeded PRNG so every run builds the same data. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function turnContent(i: number): string {
+  const n = 1 + (i % 3);
+  return Array.from({ length: n }, (_, k) => SENTENCES[(i * 7 + k * 5) % SENTENCES.length]!).join(' ');
+}
+
+export const role = (i: number): 'user' | 'assistant' => (i % 2 === 0 ? 'user' : 'assistant');
+
+/** The JSON body of POST .../turns with `count` turns whose turnIds start at `prefix-<first>`. */
+export function appendBody(prefix: string, first: number, count: number): string {
+  return JSON.stringify({
+    turns: Array.from({ length: count }, (_, k) => ({ role: role(first + k), content: turnContent(first + k), turnId: `${prefix}-${first + k}` })),
+  });
+}

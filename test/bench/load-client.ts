@@ -1,0 +1,65 @@
+import { Worker } from 'node:worker_threads';
+import type { LoadResult } from './load.js';
+
+export type ClientKind = 'fetch' | 'node';
+
+export const CLIENT_NAMES: Record<ClientKind, string> = {
+  fetch: 'global fetch (undici, keep-alive)',
+  node: 'node:http with http.Agent({keepAlive:true})',
+};
+
+/** Jobs the worker can run; paths and bodies are generated inside the worker. */
+export type Job =
+  /** Closed loop of POST .../turns with `batch` turns each, spread round-robin over `sessions` sessions of user `label`. */
+  | { kind: 'append'; client: ClientKind; label: string; total: number; concurrency: number; batch: number; sessions: number; maxMs?: number }
+  /** Single-turn appends started every `periodMs` (open loop); every append's seq and wall-clock times are returned. */
+  | { kind: 'appendSteady'; client: ClientKind; label: string; total: number; periodMs: number; sessions: number }
+  /** Closed loop of GET .../context on random sessions of one user. */
+  | { kind: 'context'; client: ClientKind; userId: string; sessionIds: string[]; total: number; concurrency: number; seed: number; maxTokens: number; maxMs?: number };
+
+export interface JobResult extends LoadResult {
+  /** appendSteady only. `sent`/`acked` are wall-clock ms (performance.timeOrigin + performance.now()). */
+  appends: { session: string; seq: number; sent: number; acked: number }[];
+}
+
+/**
+ * An HTTP load generator in a worker thread: the service under test keeps its event loop to itself, as it would
+ * with real clients in other processes. (On 2 cores the client thread still competes for CPU with the service.)
+ */
+export class LoadClient {
+  private readonly worker: Worker;
+  private next = 0;
+  private readonly pending = new Map<number, { resolve: (r: JobResult) => void; reject: (e: Error) => void }>();
+
+  constructor(baseUrl: string, maxSockets: number) {
+    // The worker is TypeScript: register tsx's loader inside it first (workers do not inherit the main thread's hooks).
+    const boot = [
+      `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))};`,
+      'register();',
+      `await import(${JSON.stringify(new URL('./http-worker.ts', import.meta.url).href)});`,
+    ].join('\n');
+    this.worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData: { baseUrl, maxSockets } });
+    this.worker.on('message', (m: { id: number; result?: JobResult; error?: string }) => {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (m.error !== undefined) p?.reject(new Error(m.error));
+      else p?.resolve(m.result!);
+    });
+    this.worker.on('error', (error) => this.pending.forEach((p) => p.reject(error)));
+  }
+
+  run(job: Job): Promise<JobResult> {
+    const id = this.next++;
+    return new Promise<JobResult>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, job });
+    });
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.postMessage('close');
+    await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await this.worker.terminate();
+  }
+}
