@@ -63,9 +63,13 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     let ok = false;
     try {
       const encoder = await this.encoder();
-      const vectors: number[][] = [];
-      for (let i = 0; i < texts.length; i += this.batchSize) {
-        vectors.push(...(await this.exclusive(() => this.embedBatch(encoder, texts.slice(i, i + this.batchSize)))));
+      // Batches are padded to their longest text, so texts of similar length are embedded together.
+      const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+      const vectors: number[][] = new Array<number[]>(texts.length);
+      for (let i = 0; i < order.length; i += this.batchSize) {
+        const indices = order.slice(i, i + this.batchSize);
+        const batch = await this.exclusive(() => this.embedBatch(encoder, indices.map((j) => texts[j]!)));
+        indices.forEach((j, k) => (vectors[j] = batch[k]!));
         await new Promise((resolve) => setImmediate(resolve));
       }
       ok = true;

@@ -38,12 +38,12 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     expect(results.map((r) => r.length)).toEqual([1, 1, 1]);
   });
 
-  it('embeds in batches, in order, with unit-length vectors', async () => {
+  it('embeds texts of similar length in one batch, returns vectors in input order, unit length', async () => {
     const fake = fakeModel();
     const embedder = new SentenceEncoderEmbedder({ load: fake.load, batchSize: 2 });
     const texts = ['one', 'three', 'fives', 'sevenxx', 'nine'];
     const vectors = await embedder.embed(texts);
-    expect(fake.batches).toEqual([['one', 'three'], ['fives', 'sevenxx'], ['nine']]);
+    expect(fake.batches).toEqual([['one', 'nine'], ['three', 'fives'], ['sevenxx']]);
     expect(vectors).toHaveLength(5);
     for (const v of vectors) {
       expect(v).toHaveLength(512);
@@ -59,7 +59,7 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     const embedder = new SentenceEncoderEmbedder({ load: fake.load });
     const vectors = await embedder.embed(['a', '', 'b']);
     expect(vectors).toHaveLength(3);
-    expect(fake.batches[0]).toEqual(['a', ' ', 'b']);
+    expect(fake.batches[0]).toEqual([' ', 'a', 'b']);
   });
 
   it('given a failed load, then the call fails with a typed error and the next call loads again', async () => {
