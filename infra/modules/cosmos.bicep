@@ -33,6 +33,12 @@ var containers = [
     defaultTtl: -1
     vectorPaths: []
     fullTextPaths: []
+    compositeIndexes: [
+      [
+        '/sessionId'
+        '/seq'
+      ]
+    ]
   }
   {
     name: 'sessions'
@@ -43,6 +49,12 @@ var containers = [
     ]
     fullTextPaths: [
       '/summary'
+    ]
+    compositeIndexes: [
+      [
+        '/status'
+        '/lastTurnAt'
+      ]
     ]
   }
   {
@@ -59,6 +71,7 @@ var containers = [
       '/topics'
       '/entities'
     ]
+    compositeIndexes: []
   }
   {
     name: 'insights'
@@ -70,6 +83,7 @@ var containers = [
     fullTextPaths: [
       '/text'
     ]
+    compositeIndexes: []
   }
   {
     name: 'artifacts'
@@ -81,6 +95,7 @@ var containers = [
     fullTextPaths: [
       '/description'
     ]
+    compositeIndexes: []
   }
   {
     name: 'leases'
@@ -88,6 +103,7 @@ var containers = [
     defaultTtl: null
     vectorPaths: []
     fullTextPaths: []
+    compositeIndexes: []
   }
 ]
 
@@ -204,6 +220,14 @@ resource sqlContainers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/conta
                 fullTextIndexes: map(container.fullTextPaths, path => {
                   path: path
                 })
+              },
+          empty(container.compositeIndexes)
+            ? {}
+            : {
+                compositeIndexes: map(container.compositeIndexes, paths => map(paths, path => {
+                  path: path
+                  order: 'ascending'
+                }))
               }
         )
       },

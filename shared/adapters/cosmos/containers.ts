@@ -17,20 +17,30 @@ import {
  * - `vectorPaths`: float32 embeddings compared by cosine distance, DiskANN-indexed; their dimensions come from the
  *   configured embedder, so they are filled in by `containerDefinitions`.
  * - `fullTextPaths`: BM25 (`FullTextScore`) fields, English.
+ * - `compositeIndexes`: for queries that filter and order on two fields (a session's events by seq; sessions by status
+ *   and last activity, which the idle-session sweep reads).
  */
 export const COSMOS_CONTAINERS = {
-  events: { name: 'events', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: [] },
-  sessions: { name: 'sessions', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/summaryVector'], fullTextPaths: ['/summary'] },
+  events: { name: 'events', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: [], compositeIndexes: [['/sessionId', '/seq']] },
+  sessions: {
+    name: 'sessions',
+    partitionKey: '/userId',
+    defaultTtl: -1,
+    vectorPaths: ['/summaryVector'],
+    fullTextPaths: ['/summary'],
+    compositeIndexes: [['/status', '/lastTurnAt']],
+  },
   interactions: {
     name: 'interactions',
     partitionKey: '/userId',
     defaultTtl: -1,
     vectorPaths: ['/contentVector', '/summaryVector'],
     fullTextPaths: ['/content', '/summary', '/topics', '/entities'],
+    compositeIndexes: [],
   },
-  insights: { name: 'insights', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/insightVector'], fullTextPaths: ['/text'] },
-  artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/descriptionVector'], fullTextPaths: ['/description'] },
-  leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [] },
+  insights: { name: 'insights', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/insightVector'], fullTextPaths: ['/text'], compositeIndexes: [] },
+  artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/descriptionVector'], fullTextPaths: ['/description'], compositeIndexes: [] },
+  leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
 } as const satisfies Record<string, CosmosContainerSpec>;
 
 export interface CosmosContainerSpec {
@@ -40,6 +50,8 @@ export interface CosmosContainerSpec {
   defaultTtl: -1 | null;
   vectorPaths: readonly string[];
   fullTextPaths: readonly string[];
+  /** Each entry: paths of one composite index, all ascending. */
+  compositeIndexes: readonly (readonly string[])[];
 }
 
 export type CosmosContainerName = keyof typeof COSMOS_CONTAINERS;
@@ -73,6 +85,9 @@ export function containerDefinitions(dimensions: number): ContainerDefinition[] 
         })),
       };
       indexingPolicy.vectorIndexes = spec.vectorPaths.map((path) => ({ path, type: VectorIndexType.DiskANN }));
+    }
+    if (spec.compositeIndexes.length > 0) {
+      indexingPolicy.compositeIndexes = spec.compositeIndexes.map((paths) => paths.map((path) => ({ path, order: 'ascending' as const })));
     }
     if (spec.fullTextPaths.length > 0) {
       definition.fullTextPolicy = {
