@@ -105,6 +105,21 @@ describe('local host over HTTP', () => {
     expect(((await settled('e2e-user', 'retry')) as { lastSeq: number }).lastSeq).toBe(2);
   });
 
+  it('finds a fact stated in other words: a question about a dog finds the golden retriever puppy in the top 3', async () => {
+    const said = [
+      'My mortgage rate resets next year.',
+      'We just adopted a golden retriever puppy named Max!',
+      'I am flying to Lisbon in July for a conference.',
+      'My Python script crashes on empty CSV rows.',
+      'I switched my 401k to a target-date fund.',
+    ];
+    await post('v1/users/e2e-semantic/sessions/s1/turns', { turns: said.map((content, i) => ({ role: 'user', content, turnId: `fact-${i}` })) });
+    await settled('e2e-semantic', 's1');
+    const res = await post('v1/users/e2e-semantic/facts/search', { query: 'Does the user have a dog?', topK: 3, sources: ['turns'] });
+    const { facts } = (await res.json()) as { facts: { turnIds: string[] }[] };
+    expect(facts.flatMap((f) => f.turnIds)).toContain('fact-1');
+  });
+
   it('keeps its data across a restart and projects events written while it was down', async () => {
     await post('v1/users/e2e-user/sessions/durable/turns', { turns: [{ role: 'user', content: 'before restart', turnId: 'b1' }] });
     await settled('e2e-user', 'durable');
