@@ -454,6 +454,13 @@ try {
   await benchContext(host, load, control, client);
   printTable();
   verdicts();
+  // Figures of the later capabilities, each measured on its own fresh store.
+  const { benchModels } = await import('./models.js');
+  const { benchSessionEnd } = await import('./session-end.js');
+  const { benchToolHeavy } = await import('./tool-heavy.js');
+  const more = { models: await benchModels(), sessionEnd: await benchSessionEnd(), toolHeavy: await benchToolHeavy() };
+  for (const [name, figures] of Object.entries(more)) console.log(`\n${name}: ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  Object.assign(extra, more);
   const json = {
     rows: rows.map((r) => ({ ...r, p50: round(r.p50, 3), p95: round(r.p95, 3), throughput: round(r.throughput, 1) })),
     ...extra,

@@ -8,11 +8,12 @@ const dataDir = mkdtempSync(join(tmpdir(), 'memory-start-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 // The command behind `npm start`, run directly: npm itself reports a signalled child as a failure.
+// (It runs node with tsx as a loader rather than tsx's CLI, whose signal relay SIGKILLs a child that is busy computing.)
 const [command, ...args] = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
 
 /** Starts the service as `npm start` does and resolves with its API URL once it says where it listens. */
 function start() {
-  const child = spawn(`node_modules/.bin/${command}`, args, { env: { ...process.env, MEMORY_DATA_DIR: dataDir, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command === 'node' ? process.execPath : `node_modules/.bin/${command}`, args, { env: { ...process.env, MEMORY_DATA_DIR: dataDir, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const url = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {

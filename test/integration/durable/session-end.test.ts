@@ -116,6 +116,8 @@ describe('session end and long-term reflection (handlers + local durable runner)
   it('newer information supersedes older insights, which are kept', async () => {
     await seed(runtime, USER, 's3', [{ role: 'user', content: 'Actually I now want to retire at 62 instead.' }, { role: 'assistant', content: 'Noted.' }]);
     expect((await runner.waitFor(await end(USER, 's3'))).status).toBe('completed');
+    // Manual reflections are deduplicated per second (a double click starts one run): start this one in a new second.
+    await new Promise((resolve) => setTimeout(resolve, 1_010 - (Date.now() % 1_000)));
     const res = await reflectionHandler(request('POST', `v1/users/${USER}/reflection`, { params: { userId: USER } }), context('x'));
     const id = json(res).operationId as string;
     expect((await runner.waitFor(id)).status).toBe('completed');
