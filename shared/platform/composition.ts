@@ -3,6 +3,7 @@ import type { ChangeFeed, Deps, ReflectionConfig, Stores } from '../application/
 import { openPglite, openPostgres } from '../adapters/postgres/db.js';
 import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
+import { assertOneEmbeddingModel } from '../adapters/postgres/search.js';
 import { createLocalModels } from '../adapters/local-models/index.js';
 import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
@@ -46,7 +47,7 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
   return blobs;
 }
 
-async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores & { artifacts: ArtifactStore }> {
+async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores & { artifacts: ArtifactStore }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -58,6 +59,7 @@ async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'chang
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
   await migrate(db);
+  await assertOneEmbeddingModel(db, embeddingModel);
   const stores = postgresStores(db);
   return { backend: db.kind, changeFeed: stores.events, ...stores, artifacts: new PostgresArtifactStore(db) };
 }
@@ -65,7 +67,7 @@ async function openStores(s: Settings): Promise<Pick<Runtime, 'backend' | 'chang
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
   const meter = new UsageMeter();
   const models = await openModels(s, meter);
-  const { artifacts, ...stores } = await openStores(s);
+  const { artifacts, ...stores } = await openStores(s, models.embedder.model);
   const blobs = await openBlobs(s);
   return {
     settings: s,

@@ -3,6 +3,7 @@ import { openPglite } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
 import { eventDocument, PostgresEventStore, postgresStores } from '../../shared/adapters/postgres/stores.js';
 import type { Db } from '../../shared/adapters/postgres/db.js';
+import { assertOneEmbeddingModel } from '../../shared/adapters/postgres/search.js';
 import { turnDraft } from '../support/builders.js';
 import { describeStoreContract } from './store-contract.js';
 
@@ -39,6 +40,18 @@ describe('postgres change feed', () => {
       expect((await insideView.readFeed(null, 10)).events).toEqual([]);
     });
     expect((await stores.events.readFeed(null, 10)).events.map((e) => e.metadata.sessionId)).toEqual(['late']);
+    await stores.close();
+  }, 30_000);
+});
+
+describe('embedding model guard', () => {
+  it('refuses a store whose vectors come from another embedding model, naming both', async () => {
+    const stores = await openMigrated();
+    await stores.search.indexTurns([
+      { userId: 'u', sessionId: 's', seq: 1, turnId: 't1', text: 'user: hi', matchText: 'user: hi', timestamp: '2026-01-05T10:00:00Z', embeddingModel: 'model-a', vector: [1, 0, 0] },
+    ]);
+    await expect(assertOneEmbeddingModel(stores.db, 'model-a')).resolves.toBeUndefined();
+    await expect(assertOneEmbeddingModel(stores.db, 'model-b')).rejects.toThrow(/1 from model-a.*configured embedder is model-b/);
     await stores.close();
   }, 30_000);
 });

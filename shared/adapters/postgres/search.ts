@@ -20,6 +20,23 @@ function filterSql(query: SearchQuery, params: unknown[], alias: string, timeCol
   return clauses.map((c) => ` AND ${c}`).join('');
 }
 
+/**
+ * Vectors are only comparable within one embedding model. A store written by another model is refused at start with
+ * a clear error rather than searched with half its vectors silently ignored (there is no re-embedding yet).
+ */
+export async function assertOneEmbeddingModel(db: Db, model: string): Promise<void> {
+  const rows = await db.query<{ model: string; vectors: string }>(
+    `SELECT embedding_model AS model, count(*)::text AS vectors FROM (
+       SELECT embedding_model FROM memory_turns UNION ALL SELECT embedding_model FROM interactions
+     ) v WHERE embedding_model <> $1 GROUP BY embedding_model`,
+    [model],
+  );
+  if (rows.length > 0) {
+    const found = rows.map((r) => `${r.vectors} from ${r.model}`).join(', ');
+    throw new Error(`The store holds vectors of another embedding model (${found}); the configured embedder is ${model}. Use the settings that wrote them, or a new MEMORY_DATA_DIR / DATABASE_URL.`);
+  }
+}
+
 export class PostgresSearchIndex implements SearchIndex {
   constructor(private readonly db: Db) {}
 
