@@ -49,3 +49,25 @@ export const FactSearchResult = z.object({
   tokens: z.number().int(),
 });
 export type FactSearchResult = z.infer<typeof FactSearchResult>;
+
+/**
+ * The OpenAI tool definition an agent registers to call fact search (`retrieve_user_facts`): its arguments are the
+ * search body's `query`, `topK` and `mode`; the agent's host adds the user id and POSTs them to /facts/search.
+ */
+export const RETRIEVE_USER_FACTS_TOOL = {
+  type: 'function',
+  function: {
+    name: 'retrieve_user_facts',
+    description: "Retrieve relevant facts about the user from long-term memory (past conversations, insights). Use it when the answer depends on something the user said before.",
+    parameters: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'What to look for, as a question or keywords' },
+        topK: { type: 'integer', minimum: 1, maximum: 100, description: 'How many facts to return (default 5)' },
+        mode: { type: 'string', enum: ['search', 'agent'], description: "'agent' also returns a synthesised answer" },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+  },
+} as const;
