@@ -3,8 +3,9 @@ import { reciprocalRankFusion } from '../domain/ranking.js';
 import { countTokens } from '../domain/tokens.js';
 import type { Deps } from './ports.js';
 import type { SearchQuery, TurnHit, WindowHit } from './search-ports.js';
+import { searchMemories, type ArtifactDeps, type MemoryHit } from './artifacts.js';
 
-type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory'>;
+type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory'> & Partial<Pick<ArtifactDeps, 'detail'>>;
 
 /** How much a window's rank lends to each of its turns: a turn in a matching conversation stretch is more likely relevant. */
 const WINDOW_TO_TURN_WEIGHT = 0.5;
@@ -25,7 +26,7 @@ const turnKey = (sessionId: string, seq: number) => `${sessionId}#${seq}`;
  */
 export async function searchFacts(deps: SearchDeps, userId: string, body: FactSearchBody): Promise<FactSearchResult> {
   const topK = body.topK ?? deps.memory.topKFacts;
-  const sources = new Set(body.sources ?? ['turns', 'interactions']);
+  const sources = new Set(body.sources ?? ['turns', 'interactions', 'artifacts']);
   const retrievers: Retriever[] = body.retrievers ?? ['fulltext', 'vector'];
   const vector = retrievers.includes('vector') ? (await deps.embedder.embed([body.query]))[0] : undefined;
   const query: SearchQuery = {
@@ -37,9 +38,11 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   };
 
   const windowRetrievers: (Retriever | 'summaryVector')[] = [...retrievers, ...(retrievers.includes('vector') ? (['summaryVector'] as const) : [])];
-  const [turnLists, windowLists] = await Promise.all([
+  const detail = deps.detail;
+  const [turnLists, windowLists, artifacts] = await Promise.all([
     sources.has('turns') ? Promise.all(retrievers.map((r) => deps.search.turns(query, r))) : Promise.resolve([] as TurnHit[][]),
     Promise.all(windowRetrievers.map((r) => deps.search.interactions(query, r))),
+    sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, userId, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
   ]);
 
   const windows = reciprocalRankFusion(windowLists.map((items, i) => ({ items, weight: RETRIEVER_WEIGHTS[windowRetrievers[i]!] })), (w: WindowHit) => w.id);
@@ -58,6 +61,8 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   if (sources.has('interactions')) {
     for (const { item, score } of windows) facts.push({ fact: windowFact(item), score });
   }
+  // Artifacts are ranked by word match; the same RRF scale puts them among the conversation facts.
+  artifacts.filter((a) => matchesFilters(a, query.filters)).forEach((item, index) => facts.push({ fact: artifactFact(item), score: 1 / (60 + index + 1) }));
   facts.sort((a, b) => b.score - a.score);
   return pack(facts, topK, body.minScore ?? 0, body.maxTokens);
 }
@@ -77,6 +82,21 @@ function pack(ranked: readonly { fact: Omit<Fact, 'score' | 'tokens'>; score: nu
   }
   return { facts, tokens };
 }
+
+function matchesFilters(a: MemoryHit, f: SearchQuery['filters']): boolean {
+  return (!f.sessionId || a.sessionId === f.sessionId) && (!f.agentId || a.agentId === f.agentId) && (!f.from || a.createdAt >= new Date(f.from).toISOString()) && (!f.to || a.createdAt <= new Date(f.to).toISOString());
+}
+
+const artifactFact = (a: MemoryHit): Omit<Fact, 'score' | 'tokens'> => ({
+  id: `artifact:${a.key}`,
+  source: 'artifacts',
+  text: a.description,
+  ...(a.sessionId && { sessionId: a.sessionId }),
+  ...(a.agentId && { agentId: a.agentId }),
+  turnIds: a.turnId ? [a.turnId] : [],
+  memoryKey: a.key,
+  timestamp: a.createdAt,
+});
 
 const turnFact = (t: TurnHit): Omit<Fact, 'score' | 'tokens'> => ({
   id: `turn:${t.sessionId}:${t.seq}`,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
 
-export const FactSource = z.enum(['turns', 'interactions']);
+export const FactSource = z.enum(['turns', 'interactions', 'artifacts']);
 export type FactSource = z.infer<typeof FactSource>;
 
 /** Which rankings feed the fusion; both by default. One alone is useful for evaluation and debugging. */
@@ -32,12 +32,16 @@ export const Fact = z.object({
   text: z.string(),
   /** Fused relevance normalised so the best fact of the answer scores 1. */
   score: z.number(),
-  sessionId: Id,
+  /** Absent only for an artifact stored outside any session. */
+  sessionId: Id.optional(),
   agentId: Id.optional(),
-  /** The clients' turn ids the fact comes from, in order. */
+  /** The clients' turn ids the fact comes from, in order (an offloaded turn's artifact: that turn). */
   turnIds: z.array(Id),
-  seqRange: z.tuple([z.number().int(), z.number().int()]),
-  /** When the turns happened (first turn). */
+  /** Absent for artifacts. */
+  seqRange: z.tuple([z.number().int(), z.number().int()]).optional(),
+  /** Artifacts: the key to retrieve the full content with GET /memories/{key}. */
+  memoryKey: z.string().optional(),
+  /** When the turns happened (first turn), or when the artifact was stored. */
   timestamp: z.iso.datetime(),
   tokens: z.number().int(),
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as appendHandler } from '../../../functions/http-turns-append.js';
 import { handler as searchHandler } from '../../../functions/http-facts-search.js';
 import { handler as projectHandler } from '../../../functions/cosmos-events-project.js';
+import { handler as storeMemoryHandler } from '../../../functions/http-memories-create.js';
 import type { Fact } from '../../../shared/contracts/facts.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { context, json, memoryRuntime, request } from '../../support/runtime.js';
@@ -82,6 +83,16 @@ describe('http-facts-search', () => {
     const { body } = await search({ query: 'Where is the user travelling in July?', mode: 'agent' });
     expect(body.answer).toMatch(/Lisbon/);
     expect(body.facts.some((f) => f.turnIds.includes('travel-user'))).toBe(true);
+  });
+
+  it('searches detail memory too: an artifact comes back with its key to fetch the full content', async () => {
+    const body = { key: 'q3-report', type: 'database_result', description: 'Quarterly revenue report for the bakery chain', content: { quarter: 'Q3', revenue: 125000 }, sessionId: 'money' };
+    const stored = await storeMemoryHandler(request('POST', `v1/users/${userId}/memories`, { params: { userId }, body }), context('http-memories-create'));
+    expect(stored.status).toBe(201);
+    const { body: result } = await search({ query: 'quarterly revenue of the bakery', topK: 3 });
+    expect(result.facts[0]).toMatchObject({ id: 'artifact:q3-report', source: 'artifacts', memoryKey: 'q3-report', sessionId: 'money', turnIds: [] });
+    expect((await search({ query: 'quarterly revenue of the bakery', sources: ['turns'] })).body.facts.every((f) => f.source === 'turns')).toBe(true);
+    expect((await search({ query: 'quarterly revenue of the bakery', sources: ['artifacts'], sessionId: 'work' })).body.facts).toEqual([]);
   });
 
   it('rejects a bad request with 400', async () => {
