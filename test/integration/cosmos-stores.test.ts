@@ -1,10 +1,6 @@
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { createHttpsServer } from '@vercel/cosmosdb-server';
-import type { Container, CreateOperationInput, Database, OperationInput, OperationResponse, SqlQuerySpec } from '@azure/cosmos';
-import { afterAll, describe, expect, it } from 'vitest';
+import type { Container, CreateOperationInput, OperationInput, OperationResponse, SqlQuerySpec } from '@azure/cosmos';
+import { describe, expect, it } from 'vitest';
 import type { EventDraft } from '../../shared/application/ports.js';
-import { ensureContainers, openCosmos } from '../../shared/adapters/cosmos/client.js';
 import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosEventStore, cosmosStores, eventBatchOperations } from '../../shared/adapters/cosmos/stores.js';
 import { eventDocument } from '../../shared/adapters/postgres/stores.js';
@@ -13,6 +9,7 @@ import type { InteractionDocument } from '../../shared/contracts/interactions.js
 import { eventId } from '../../shared/domain/chunking.js';
 import { newSession } from '../../shared/domain/session.js';
 import { turnDraft } from '../support/builders.js';
+import { useCosmosFake } from '../support/cosmos-fake.js';
 import { describeStoreContract } from './store-contract.js';
 
 const at = new Date('2026-01-05T10:00:00Z');
@@ -20,39 +17,7 @@ const DIMENSIONS = 3;
 let counter = 0;
 const freshKey = () => ({ userId: `cosmos-user-${++counter}-${Date.now()}`, sessionId: 'sess.1' });
 
-// --- the wire fake: one in-process server per file, one database per opened store set ---
-
-let server: ReturnType<typeof createHttpsServer> | undefined;
-let endpoint: Promise<string> | undefined;
-
-function startFake(): Promise<string> {
-  return (endpoint ??= new Promise((resolve, reject) => {
-    server = createHttpsServer({ keepAlive: true });
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(`https://127.0.0.1:${(server!.address() as AddressInfo).port}/`));
-  }));
-}
-
-afterAll(async () => {
-  if (!server) return;
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server!.close(() => resolve()));
-});
-
-/** A fresh database on the fake with every container of `containerDefinitions` (the fake accepts their policies). */
-async function openFakeDatabase(): Promise<Database> {
-  const { database } = await openCosmos({
-    endpoint: await startFake(),
-    key: 'fake-key',
-    databaseName: `agent_memory_${++counter}`,
-    clientOptions: {
-      agent: new https.Agent({ rejectUnauthorized: false, keepAlive: true }),
-      connectionPolicy: { enableEndpointDiscovery: false },
-    },
-  });
-  await ensureContainers(database, DIMENSIONS);
-  return database;
-}
+const openFakeDatabase = useCosmosFake(DIMENSIONS);
 
 // The contract suite runs with one-by-one writes (the fake's batches are not transactional) and, because a
 // conflicting append always fails at its first operation (seqs are gapless), also through the batch API.

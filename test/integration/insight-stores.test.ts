@@ -1,8 +1,4 @@
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { createHttpsServer } from '@vercel/cosmosdb-server';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ensureContainers, openCosmos } from '../../shared/adapters/cosmos/client.js';
+import { describe, expect, it } from 'vitest';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { openPglite } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
@@ -11,6 +7,7 @@ import type { Stores } from '../../shared/application/ports.js';
 import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import type { InsightDocument, ProfileDocument } from '../../shared/contracts/insights.js';
 import { newSession } from '../../shared/domain/session.js';
+import { useCosmosFake } from '../support/cosmos-fake.js';
 
 const DIMENSIONS = 3;
 let counter = 0;
@@ -110,27 +107,6 @@ describeInsightContract('postgres (PGlite)', async () => {
   return postgresStores(db);
 });
 
-let server: ReturnType<typeof createHttpsServer> | undefined;
-let endpoint: Promise<string> | undefined;
-const startFake = () =>
-  (endpoint ??= new Promise((resolve, reject) => {
-    server = createHttpsServer({ keepAlive: true });
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(`https://127.0.0.1:${(server!.address() as AddressInfo).port}/`));
-  }));
-afterAll(async () => {
-  if (!server) return;
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server!.close(() => resolve()));
-});
+const openFakeDatabase = useCosmosFake(DIMENSIONS);
 
-describeInsightContract('cosmos (wire fake)', async () => {
-  const { database } = await openCosmos({
-    endpoint: await startFake(),
-    key: 'fake-key',
-    databaseName: `agent_memory_insights_${++counter}`,
-    clientOptions: { agent: new https.Agent({ rejectUnauthorized: false, keepAlive: true }), connectionPolicy: { enableEndpointDiscovery: false } },
-  });
-  await ensureContainers(database, DIMENSIONS);
-  return cosmosStores(database, { atomicBatches: false, ownsClient: true });
-});
+describeInsightContract('cosmos (wire fake)', async () => cosmosStores(await openFakeDatabase(), { atomicBatches: false, ownsClient: true }));
