@@ -5,7 +5,7 @@
  *
  *   npm run eval:locomo [-- path/to/locomo.json]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -172,8 +172,7 @@ try {
   console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
   const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
   const out = join(process.cwd(), '.eval', 'locomo.json');
-  rmSync(join(process.cwd(), '.eval'), { recursive: true, force: true });
-  (await import('node:fs')).mkdirSync(join(process.cwd(), '.eval'), { recursive: true });
+  mkdirSync(join(process.cwd(), '.eval'), { recursive: true });
   writeFileSync(out, JSON.stringify(report, null, 2));
   console.log(JSON.stringify(report));
 } finally {

@@ -1,4 +1,4 @@
-import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput } from '../../application/model-tasks.js';
 import type { ChatMessage, ChatModel, ModelTier, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
 import { renderTaskPrompt } from '../../application/prompts.js';
@@ -34,24 +34,12 @@ export class OpenAIChatModel implements ChatModel {
     const valid = checked.data as ChatTaskInput<K>;
     const prompt = renderTaskPrompt(task, valid);
     const { schema, strict } = this.responseSchemaFor(task, valid);
-    const deployment = this.names[spec.tier];
-    const context: CallContext = { operation: task, model: `${this.provider}:${deployment}` };
     const messages: ChatCompletionMessageParam[] = [
       { role: 'system', content: prompt.system },
       { role: 'user', content: prompt.user },
     ];
-    return withOneRetryOnInvalidOutput(context, () =>
-      this.endpoint.call(
-        context,
-        () =>
-          this.endpoint.client.chat.completions.create({
-            model: deployment,
-            messages,
-            response_format: { type: 'json_schema', json_schema: { name: task, strict, schema } },
-          }),
-        chatTokens,
-        (completion) => parseStructured(task, valid, completion),
-      ),
+    return this.complete(task, spec.tier, { messages, response_format: { type: 'json_schema', json_schema: { name: task, strict, schema } } }, (completion) =>
+      parseStructured(task, valid, completion),
     );
   }
 
@@ -59,25 +47,22 @@ export class OpenAIChatModel implements ChatModel {
     content: string | null;
     toolCalls: ToolCallRequest[];
   }> {
-    const deployment = this.names[request.tier];
-    const context: CallContext = { operation: request.operation, model: `${this.provider}:${deployment}` };
     const tools: ChatCompletionTool[] = request.tools.map((t) => ({
       type: 'function',
       function: { name: t.name, description: t.description, parameters: t.parameters },
     }));
     const known = new Set(request.tools.map((t) => t.name));
+    return this.complete(request.operation, request.tier, { messages: request.messages.map(toOpenAIMessage), ...(tools.length > 0 && { tools }) }, (completion) =>
+      parseTurn(completion, known),
+    );
+  }
+
+  /** One chat completion on the tier's deployment, metered and retried once if its output does not parse. */
+  private complete<T>(operation: string, tier: ModelTier, body: Omit<ChatCompletionCreateParamsNonStreaming, 'model'>, parse: (completion: ChatCompletion) => T): Promise<T> {
+    const deployment = this.names[tier];
+    const context: CallContext = { operation, model: `${this.provider}:${deployment}` };
     return withOneRetryOnInvalidOutput(context, () =>
-      this.endpoint.call(
-        context,
-        () =>
-          this.endpoint.client.chat.completions.create({
-            model: deployment,
-            messages: request.messages.map(toOpenAIMessage),
-            ...(tools.length > 0 && { tools }),
-          }),
-        chatTokens,
-        (completion) => parseTurn(completion, known),
-      ),
+      this.endpoint.call(context, () => this.endpoint.client.chat.completions.create({ ...body, model: deployment }), chatTokens, parse),
     );
   }
 
