@@ -5,24 +5,27 @@ import { NightlyInput, ORCHESTRATIONS, reflectionInstanceId } from '../shared/co
 import { defineFunction, orchestration } from '../shared/platform/functions.js';
 
 /**
- * Nightly consolidation: the users active since the last run, fanned out to the long-term reflection orchestration in
- * batches of `parallelism` (bounded), each under `reflection:<user>:<runId>` so a replayed or restarted night runs each
- * user once.
+ * Nightly consolidation: the users active since the last run, fanned out to the long-term reflection orchestration
+ * (merge, profile, retention) in batches of `parallelism` (bounded), each under `reflection:<user>:<runId>` so a replayed
+ * or restarted night runs each user once.
  */
 export function* nightlyConsolidationOrchestrator(context: OrchestrationContext): Generator<Task, unknown, unknown> {
   const input = NightlyInput.parse(context.df.getInput());
   const { userIds } = (yield context.df.callActivity('activity-users-active', { since: input.since })) as z.infer<typeof ActiveUsersResult>;
   let profilesUpdated = 0;
   let merged = 0;
+  let expired = 0;
   for (let i = 0; i < userIds.length; i += input.parallelism) {
     const batch = userIds.slice(i, i + input.parallelism);
     const results = (yield context.df.Task.all(
       batch.map((userId) => context.df.callSubOrchestrator(ORCHESTRATIONS.longTermReflection, { userId }, reflectionInstanceId(userId, input.runId))),
-    )) as { updated: boolean; merged: number }[];
+    )) as { updated: boolean; merged: number; expired?: number }[];
     profilesUpdated += results.filter((r) => r.updated).length;
     merged += results.reduce((n, r) => n + r.merged, 0);
+    // `expired` is absent from a reflection that finished before retention was deployed.
+    expired += results.reduce((n, r) => n + (r.expired ?? 0), 0);
   }
-  return { runId: input.runId, users: userIds.length, profilesUpdated, merged, finishedAt: context.df.currentUtcDateTime.toISOString() };
+  return { runId: input.runId, users: userIds.length, profilesUpdated, merged, expired, finishedAt: context.df.currentUtcDateTime.toISOString() };
 }
 
 export default defineFunction({ name: 'orch-nightly-consolidation', trigger: orchestration(), handler: nightlyConsolidationOrchestrator });

@@ -118,6 +118,11 @@ param nightlySchedule string = '0 0 3 * * *'
 @description('NIGHTLY_PARALLELISM: users reflected on at once by the nightly consolidation.')
 param nightlyParallelism int = 4
 
+@minValue(0)
+@maxValue(3650)
+@description('RETENTION_SUPERSEDED_INSIGHT_DAYS: days superseded or merged insights are kept for audit before retention deletes them; 0 keeps them for good.')
+param retentionSupersededInsightDays int = 30
+
 // ---- Sizing ----
 
 @description('Cosmos DB serverless (pay per request). False provisions throughput per container instead.')
@@ -336,6 +341,7 @@ module functionApp 'modules/functionapp.bicep' = {
     insightSimilarityThreshold: insightSimilarityThreshold
     nightlySchedule: nightlySchedule
     nightlyParallelism: nightlyParallelism
+    retentionSupersededInsightDays: retentionSupersededInsightDays
     openAiEndpoint: openAiEndpoint
     openAiChatDeploymentName: openAiChatDeploymentName
     openAiMiniDeploymentName: openAiMiniDeploymentName

@@ -41,6 +41,7 @@ param insightConfidenceThreshold string
 param insightSimilarityThreshold string
 param nightlySchedule string
 param nightlyParallelism int
+param retentionSupersededInsightDays int
 param openAiEndpoint string
 param openAiChatDeploymentName string
 param openAiMiniDeploymentName string
@@ -97,6 +98,8 @@ var appSettings = {
   INSIGHT_SIMILARITY_THRESHOLD: insightSimilarityThreshold
   NIGHTLY_SCHEDULE: nightlySchedule
   NIGHTLY_PARALLELISM: string(nightlyParallelism)
+  // Retention (long-term reflection): Cosmos stamps superseded/merged insights with a per-item ttl of this period.
+  RETENTION_SUPERSEDED_INSIGHT_DAYS: string(retentionSupersededInsightDays)
 
   // Detail memory: offload threshold and artifact limits; large contents in the artifacts blob container, by identity.
   OFFLOAD_THRESHOLD_TOKENS: '500'

@@ -2,7 +2,7 @@ import type { MemoryEvent, TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
 import type { ChatTaskInput, ChatTaskName, ChatTaskOutput } from './model-tasks.js';
-import type { SearchIndex } from './search-ports.js';
+import type { InsightSearch, SearchIndex, SessionSummarySearch } from './search-ports.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import type { InsightDocument, InsightStatus, InsightType, ProfileDocument } from '../contracts/insights.js';
 
@@ -137,14 +137,16 @@ export interface MemoryConfig {
   topKFacts: number;
 }
 
-/** Session insights and the single long-term profile per user (Cosmos container `insights`). */
-export interface InsightStore {
+/** Session insights and the single long-term profile per user (Cosmos container `insights`); `search` serves fact search. */
+export interface InsightStore extends InsightSearch {
   /** Insert or replace by id: insight ids are derived from their source and content, so a repeated reflection rewrites. */
   upsert(docs: readonly InsightDocument[]): Promise<void>;
   /** The user's insights, oldest first, filtered. */
   list(userId: string, filter?: { type?: InsightType; status?: InsightStatus; sessionId?: string; category?: string }): Promise<InsightDocument[]>;
   getProfile(userId: string): Promise<ProfileDocument | null>;
   putProfile(doc: ProfileDocument): Promise<void>;
+  /** Deletes these insights of the user (never the profile); returns how many existed. Unknown ids are skipped, so a repeat is harmless. */
+  purge(userId: string, ids: readonly string[]): Promise<number>;
 }
 
 export interface SessionSummaryRef {
@@ -153,8 +155,8 @@ export interface SessionSummaryRef {
   summary: string;
 }
 
-/** Queries across sessions (the session store reads one session by key). */
-export interface SessionDirectory {
+/** Queries across sessions (the session store reads one session by key); `searchSummaries` serves fact search. */
+export interface SessionDirectory extends SessionSummarySearch {
   /** The user's ended sessions with a summary, newest first, ended strictly before `before` when given. */
   recentSummaries(userId: string, limit: number, options?: { before?: string; excludeSessionId?: string }): Promise<SessionSummaryRef[]>;
   /** Sessions still `active` whose last turn is older than `cutoff` (all users), at most `limit`. */

@@ -7,9 +7,11 @@ export interface IndexedTurn {
   seq: number;
   turnId: string;
   agentId?: string;
+  /** Who said it: the turn's name, else its role. */
+  speaker: string;
   /** `speaker: content`, what a fact shows. */
   text: string;
-  /** What full text matches: the turn with the turn before it. */
+  /** What full text matches: the turn with the turns before it. */
   matchText: string;
   timestamp: string;
   embeddingModel: string;
@@ -38,6 +40,7 @@ export interface TurnHit {
   seq: number;
   turnId: string;
   agentId?: string;
+  speaker: string;
   text: string;
   timestamp: string;
 }
@@ -58,4 +61,46 @@ export interface SearchIndex {
   indexTurns(turns: readonly IndexedTurn[]): Promise<void>;
   turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]>;
   interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]>;
+}
+
+/** One insight found by fact search (only `pending` and `processed` insights: superseded and merged ones are skipped). */
+export interface InsightHit {
+  kind: 'insight';
+  id: string;
+  type: 'session' | 'aggregate';
+  /** The session it came from (an aggregate: the first of `sourceSessionIds`). */
+  sessionId: string;
+  sourceSessionIds: string[];
+  category: string;
+  text: string;
+  /** The insight's `createdAt`: when the turns it was drawn from ended. */
+  timestamp: string;
+  /** A session insight: its session's turns, `[1, last turn seq]`, when the session document is there. */
+  seqRange?: [number, number];
+}
+
+/** One ended session's summary found by fact search. */
+export interface SessionSummaryHit {
+  kind: 'sessionSummary';
+  sessionId: string;
+  summary: string;
+  keyTopics: string[];
+  agentIds: string[];
+  /** The session's turns: `[1, last turn seq]` (seqs start at 1; the final prune chunks through the last turn). */
+  seqRange?: [number, number];
+  /** The session's first turn. */
+  startedAt: string;
+  endedAt: string;
+}
+
+/**
+ * Ranked candidate lists over insights and over session summaries, one per retriever, best first. Filters: the
+ * session (an aggregate insight matches each of its sessions), the agent (an insight: an agent that took part in one of
+ * its sessions; a summary: in its session) and the time range (an insight's `createdAt`, a session's `startedAt`).
+ */
+export interface InsightSearch {
+  search(query: SearchQuery, retriever: Retriever): Promise<InsightHit[]>;
+}
+export interface SessionSummarySearch {
+  searchSummaries(query: SearchQuery, retriever: Retriever): Promise<SessionSummaryHit[]>;
 }

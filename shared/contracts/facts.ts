@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
 
-export const FactSource = z.enum(['turns', 'interactions', 'artifacts']);
+/**
+ * Where a fact comes from: `turns` (single turns), `interactions` (k-turn windows), `artifacts` (detail memory),
+ * `insights` (insights reflected from sessions; superseded and merged ones are never returned) and `sessionSummaries`
+ * (the summary written when a session ends). A search without `sources` searches all of them.
+ */
+export const FactSource = z.enum(['turns', 'interactions', 'artifacts', 'insights', 'sessionSummaries']);
 export type FactSource = z.infer<typeof FactSource>;
 
 /** Which rankings feed the fusion; both by default. One alone is useful for evaluation and debugging. */
@@ -32,16 +37,27 @@ export const Fact = z.object({
   text: z.string(),
   /** Fused relevance normalised so the best fact of the answer scores 1. */
   score: z.number(),
-  /** Absent only for an artifact stored outside any session. */
+  /** Absent only for an artifact stored outside any session. An aggregate insight: the first of its `sessionIds`. */
   sessionId: Id.optional(),
   agentId: Id.optional(),
-  /** The clients' turn ids the fact comes from, in order (an offloaded turn's artifact: that turn). */
+  /**
+   * The clients' turn ids the fact comes from, in order (an offloaded turn's artifact: that turn). Insights and
+   * session summaries are drawn from a whole session and record no turns: `[]`, and `seqRange` says which turns.
+   */
   turnIds: z.array(Id),
-  /** Absent for artifacts. */
+  /**
+   * First and last seq of the turns the fact covers. A session summary, and an insight of one session: the session's
+   * turns (seq 1 to its last turn). Absent for artifacts and aggregate insights (drawn from several sessions).
+   */
   seqRange: z.tuple([z.number().int(), z.number().int()]).optional(),
+  /** Aggregate insights only: every session the insight was drawn from. */
+  sessionIds: z.array(Id).optional(),
   /** Artifacts: the key to retrieve the full content with GET /memories/{key}. */
   memoryKey: z.string().optional(),
-  /** When the turns happened (first turn), or when the artifact was stored. */
+  /**
+   * When the turns happened (first turn; a session summary: the session's first turn), when the artifact was stored,
+   * or for an insight when the turns it was drawn from ended (its `createdAt`). `from` / `to` filter on this time.
+   */
   timestamp: z.iso.datetime(),
   tokens: z.number().int(),
 });

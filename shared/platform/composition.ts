@@ -9,6 +9,7 @@ import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
 import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
+import { retentionPolicy, type RetentionPolicy } from '../domain/retention.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -22,9 +23,11 @@ export interface Runtime extends Deps {
   detail: DetailMemory;
   /** Session-end and long-term reflection settings. */
   reflection: ReflectionConfig;
+  /** What retention deletes, and when (RETENTION_* settings). */
+  retention: RetentionPolicy;
 }
 
-async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'>> {
+async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
   if (s.MODEL_PROVIDER === 'local') {
     if (s.EMBEDDING_DIMENSIONS !== 512) throw new Error('Invalid settings: EMBEDDING_DIMENSIONS must be 512 with MODEL_PROVIDER=local (the offline sentence encoder)');
     return createLocalModels(meter);
@@ -55,7 +58,7 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     const { database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
     const { CosmosArtifactStore } = await import('../adapters/cosmos/artifacts.js');
     const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
-    return { backend: 'cosmos', ...cosmosStores(database, { ownsClient: true }), artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) };
+    return { backend: 'cosmos', ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }), artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
   await migrate(db);
@@ -66,12 +69,20 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
   const meter = new UsageMeter();
-  const models = await openModels(s, meter);
-  const { artifacts, ...stores } = await openStores(s, models.embedder.model);
+  // The offline models' thread starts on first use; closing the runtime terminates it, after the stores.
+  const { close: closeModels, ...models } = await openModels(s, meter);
+  const { artifacts, close: closeStores, ...stores } = await openStores(s, models.embedder.model);
   const blobs = await openBlobs(s);
   return {
     settings: s,
     ...stores,
+    close: async () => {
+      try {
+        await closeStores();
+      } finally {
+        await closeModels?.();
+      }
+    },
     detail: {
       artifacts,
       blobs,
@@ -88,6 +99,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       similarityThreshold: s.INSIGHT_SIMILARITY_THRESHOLD,
       minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
     },
+    retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS),
   };
 }
 

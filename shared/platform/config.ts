@@ -92,6 +92,8 @@ export const Settings = z.object({
   NIGHTLY_SCHEDULE: z.string().trim().min(1).default('0 0 3 * * *'),
   /** Users reflected on at once by the nightly consolidation. */
   NIGHTLY_PARALLELISM: int(4, 1, 64),
+  /** Days a superseded or merged insight is kept for audit before retention deletes it; 0 = keep for good. */
+  RETENTION_SUPERSEDED_INSIGHT_DAYS: int(30, 0, 3650),
 });
 export type Settings = z.infer<typeof Settings>;
 

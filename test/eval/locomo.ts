@@ -1,6 +1,6 @@
 /**
  * LoCoMo evidence-recall evaluation (Maharana et al., ACL 2024; data CC BY-NC 4.0, read from ../shared, never copied).
- * Ingests each conversation through the local host's HTTP API, then asks every question of categories 1–4 and reports
+ * Ingests each conversation through the local host's HTTP API, ends every session, then asks every question of categories 1–4 and reports
  * evidence recall at budgets of 10, 25 and 50 turns for hybrid search, BM25-only and vector-only, per category.
  *
  *   npm run eval:locomo [-- path/to/locomo.json]
@@ -119,6 +119,18 @@ try {
       await sleep(200);
     }
     progress('projecting sessions', ++settledCount, allSessions.length);
+  }
+  // End every session: the final prune chunks the last partial window, then summary and reflection run.
+  let ended = 0;
+  for (const key of allSessions) {
+    const { operationId } = (await post(`v1/users/${key.userId}/sessions/${key.sessionId}/end`, {})) as { operationId: string };
+    for (;;) {
+      const op = (await (await fetch(`${host.url}/v1/operations/${encodeURIComponent(operationId)}`)).json()) as { status: string; error?: unknown };
+      if (op.status === 'completed') break;
+      if (op.status === 'failed') throw new Error(`${operationId} failed: ${JSON.stringify(op.error)}`);
+      await sleep(100);
+    }
+    progress('ending sessions', ++ended, allSessions.length);
   }
   const ingestSeconds = (performance.now() - started) / 1000;
 

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
+import { CosmosInsightStore } from '../../shared/adapters/cosmos/insights.js';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { openPglite } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
 import { postgresStores } from '../../shared/adapters/postgres/stores.js';
 import type { Stores } from '../../shared/application/ports.js';
+import { applyRetention } from '../../shared/application/retention.js';
 import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import type { InsightDocument, ProfileDocument } from '../../shared/contracts/insights.js';
 import { newSession } from '../../shared/domain/session.js';
+import { DAY_SECONDS, retentionPolicy } from '../../shared/domain/retention.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
 
 const DIMENSIONS = 3;
@@ -70,6 +74,42 @@ function describeInsightContract(name: string, open: () => Promise<Stores>) {
       await stores.close();
     });
 
+    it('purges the named insights of one user only, never the profile, counting what existed; a repeat purges nothing', async () => {
+      const stores = await open();
+      const [u, other] = [user(), user()];
+      await stores.insights.upsert([insight(u, 'a', { status: 'superseded' }), insight(u, 'b', { status: 'merged', mergedInto: 'c' }), insight(u, 'c')]);
+      await stores.insights.upsert([insight(other, 'a', { status: 'superseded' })]);
+      const profile: ProfileDocument = { schemaVersion: SCHEMA_VERSION, id: 'profile', userId: u, type: 'long_term', profile: 'p', sourceInsightIds: ['c'], version: 1, updatedAt: '2026-01-05T10:00:00.000Z' };
+      await stores.insights.putProfile(profile);
+      expect(await stores.insights.purge(u, ['a', 'b', 'missing', 'profile'])).toBe(2);
+      expect((await stores.insights.list(u)).map((i) => i.id)).toEqual(['c']);
+      expect((await stores.insights.list(other)).map((i) => i.id)).toEqual(['a']);
+      expect(await stores.insights.getProfile(u)).toEqual(profile);
+      expect(await stores.insights.purge(u, ['a', 'b'])).toBe(0);
+      expect(await stores.insights.purge(u, [])).toBe(0);
+      await stores.close();
+    });
+
+    it('retention deletes superseded and merged insights past their audit period and keeps live ones; a rerun deletes nothing', async () => {
+      const stores = await open();
+      const u = user();
+      const now = new Date('2026-03-01T00:00:00.000Z');
+      const daysAgo = (days: number) => new Date(now.getTime() - days * DAY_SECONDS * 1000).toISOString();
+      await stores.insights.upsert([
+        insight(u, 'old-superseded', { status: 'superseded', supersededBy: 'live', updatedAt: daysAgo(31) }),
+        insight(u, 'old-merged', { status: 'merged', mergedInto: 'live', updatedAt: daysAgo(30) }),
+        insight(u, 'recent-superseded', { status: 'superseded', updatedAt: daysAgo(29) }),
+        insight(u, 'live', { status: 'processed', updatedAt: daysAgo(400) }),
+        insight(u, 'pending', { updatedAt: daysAgo(400) }),
+      ]);
+      const deps = { insights: stores.insights, retention: retentionPolicy(30) };
+      expect(await applyRetention({ ...deps, retention: retentionPolicy(0) }, u, now)).toEqual({ expired: 0 });
+      expect(await applyRetention(deps, u, now)).toEqual({ expired: 2 });
+      expect((await stores.insights.list(u)).map((i) => i.id).sort()).toEqual(['live', 'pending', 'recent-superseded']);
+      expect(await applyRetention(deps, u, now)).toEqual({ expired: 0 });
+      await stores.close();
+    });
+
     it('finds recent summaries, idle sessions, sessions by reflection status and active users', async () => {
       const stores = await open();
       const u = user();
@@ -109,4 +149,38 @@ describeInsightContract('postgres (PGlite)', async () => {
 
 const openFakeDatabase = useCosmosFake(DIMENSIONS);
 
-describeInsightContract('cosmos (wire fake)', async () => cosmosStores(await openFakeDatabase(), { atomicBatches: false, ownsClient: true }));
+describeInsightContract('cosmos (wire fake)', async () => cosmosStores(await openFakeDatabase(), { atomicBatches: false, ownsClient: true, retention: retentionPolicy(30) }));
+
+describe('cosmos insight store: retention by per-item ttl (the wire fake keeps `ttl` but never expires items)', () => {
+  const now = new Date('2026-03-01T00:00:00.000Z');
+
+  it('stamps a superseded or merged insight with the seconds left of its audit period, and a live one with none', async () => {
+    const database = await openFakeDatabase();
+    const container = database.container(COSMOS_CONTAINERS.insights.name);
+    const store = new CosmosInsightStore(container, { retention: retentionPolicy(30), now: () => now });
+    const u = `ttl-${Date.now()}`;
+    await store.upsert([
+      insight(u, 'superseded', { status: 'superseded', updatedAt: now.toISOString() }),
+      insight(u, 'merged', { status: 'merged', mergedInto: 'live', updatedAt: new Date(now.getTime() - 10 * DAY_SECONDS * 1000).toISOString() }),
+      insight(u, 'overdue', { status: 'superseded', updatedAt: '2025-01-01T00:00:00.000Z' }),
+      insight(u, 'live', { status: 'processed' }),
+    ]);
+    const ttl = async (id: string) => (await container.item(id, u).read<Record<string, unknown>>()).resource?.ttl;
+    expect(await ttl('superseded')).toBe(30 * DAY_SECONDS);
+    expect(await ttl('merged')).toBe(20 * DAY_SECONDS);
+    expect(await ttl('overdue')).toBe(1);
+    expect(await ttl('live')).toBeUndefined();
+    // The stamp is storage detail: reads return the document as written.
+    expect((await store.list(u, { status: 'superseded' })).map((i) => i.id)).toEqual(['overdue', 'superseded']);
+
+    // Live again (a rewrite as pending): the ttl goes, so Cosmos keeps it.
+    await store.upsert([insight(u, 'superseded', { status: 'pending', updatedAt: now.toISOString() })]);
+    expect(await ttl('superseded')).toBeUndefined();
+    // Without a policy, or with "keep for good", nothing is stamped.
+    await new CosmosInsightStore(container, { retention: retentionPolicy(0), now: () => now }).upsert([insight(u, 'merged', { status: 'merged' })]);
+    await new CosmosInsightStore(container).upsert([insight(u, 'overdue', { status: 'superseded' })]);
+    expect(await ttl('merged')).toBeUndefined();
+    expect(await ttl('overdue')).toBeUndefined();
+    database.client.dispose();
+  });
+});

@@ -48,7 +48,7 @@ describe('embedding model guard', () => {
   it('refuses a store whose vectors come from another embedding model, naming both', async () => {
     const stores = await openMigrated();
     await stores.search.indexTurns([
-      { userId: 'u', sessionId: 's', seq: 1, turnId: 't1', text: 'user: hi', matchText: 'user: hi', timestamp: '2026-01-05T10:00:00Z', embeddingModel: 'model-a', vector: [1, 0, 0] },
+      { userId: 'u', sessionId: 's', seq: 1, turnId: 't1', speaker: 'user', text: 'user: hi', matchText: 'user: hi', timestamp: '2026-01-05T10:00:00Z', embeddingModel: 'model-a', vector: [1, 0, 0] },
     ]);
     await expect(assertOneEmbeddingModel(stores.db, 'model-a')).resolves.toBeUndefined();
     await expect(assertOneEmbeddingModel(stores.db, 'model-b')).rejects.toThrow(/1 from model-a.*configured embedder is model-b/);

@@ -2,19 +2,46 @@ import type { Container, SqlParameter } from '@azure/cosmos';
 import { InsightDocument, ProfileDocument, type InsightStatus, type InsightType } from '../../contracts/insights.js';
 import type { SessionKey } from '../../contracts/ids.js';
 import type { SessionDocument } from '../../contracts/sessions.js';
+import type { Retriever } from '../../contracts/facts.js';
 import type { InsightStore, SessionDirectory, SessionSummaryRef } from '../../application/ports.js';
+import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
+import { searchInsights, searchSessionSummaries } from './insight-search.js';
+import { insightExpiresAt, itemTtlSeconds, type RetentionPolicy } from '../../domain/retention.js';
 
 async function query<T>(container: Container, sql: string, parameters: SqlParameter[], partitionKey?: string): Promise<T[]> {
   const { resources } = await container.items.query<T>({ query: sql, parameters }, partitionKey === undefined ? {} : { partitionKey }).fetchAll();
   return resources;
 }
 
-/** Insights and the profile share the `insights` container (partition `/userId`); the profile has id `profile`. */
+export interface CosmosInsightStoreOptions {
+  /** Stamps a superseded or merged insight with a per-item `ttl`, so Cosmos deletes it when its audit period is over. */
+  retention?: RetentionPolicy;
+  /** The time a `ttl` counts from (the write); a test may pin it. */
+  now?: () => Date;
+  /** The `sessions` container: fact search reads an agent's sessions and a session's seq range there. */
+  sessions?: Container;
+}
+
+/**
+ * Insights and the profile share the `insights` container (partition `/userId`); the profile has id `profile`.
+ * Retention is native: the container has TTL on (`defaultTtl: -1`) and an insight that stops being live gets its own
+ * `ttl`; an upsert that makes it live again writes it without one.
+ */
 export class CosmosInsightStore implements InsightStore {
-  constructor(private readonly container: Container) {}
+  constructor(
+    private readonly container: Container,
+    private readonly options: CosmosInsightStoreOptions = {},
+  ) {}
 
   async upsert(docs: readonly InsightDocument[]): Promise<void> {
-    await Promise.all(docs.map((doc) => this.container.items.upsert(doc)));
+    const { retention } = this.options;
+    const now = this.options.now?.() ?? new Date();
+    await Promise.all(
+      docs.map((doc) => {
+        const ttl = retention && itemTtlSeconds(insightExpiresAt(doc, retention), now);
+        return this.container.items.upsert(ttl === undefined ? doc : { ...doc, ttl });
+      }),
+    );
   }
 
   async list(userId: string, filter: { type?: InsightType; status?: InsightStatus; sessionId?: string; category?: string } = {}): Promise<InsightDocument[]> {
@@ -30,6 +57,12 @@ export class CosmosInsightStore implements InsightStore {
     return rows.map((r) => InsightDocument.parse(r)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   }
 
+  /** Fact search over the live insights (see `insight-search.ts`). */
+  async search(query: SearchQuery, retriever: Retriever): Promise<InsightHit[]> {
+    if (!this.options.sessions) throw new Error('CosmosInsightStore: fact search needs the sessions container (options.sessions)');
+    return searchInsights(this.container, this.options.sessions, query, retriever);
+  }
+
   async getProfile(userId: string): Promise<ProfileDocument | null> {
     const response = await this.container.item('profile', userId).read<ProfileDocument>();
     if (response.statusCode === 404 || !response.resource) return null;
@@ -39,11 +72,34 @@ export class CosmosInsightStore implements InsightStore {
   async putProfile(doc: ProfileDocument): Promise<void> {
     await this.container.items.upsert(doc);
   }
+
+  async purge(userId: string, ids: readonly string[]): Promise<number> {
+    const deleted = await Promise.all(
+      [...new Set(ids)]
+        .filter((id) => id !== 'profile')
+        .map(async (id) => {
+          try {
+            await this.container.item(id, userId).delete();
+            return 1;
+          } catch (error) {
+            // Already gone (an earlier run, or the item's own ttl).
+            if (typeof error === 'object' && error !== null && 'code' in error && error.code === 404) return 0;
+            throw error;
+          }
+        }),
+    );
+    return deleted.reduce((n: number, d) => n + d, 0);
+  }
 }
 
 /** Cross-session queries on `sessions`. The idle and active-user scans are cross-partition (timer functions only). */
 export class CosmosSessionDirectory implements SessionDirectory {
   constructor(private readonly container: Container) {}
+
+  /** Fact search over session summaries (see `insight-search.ts`). */
+  searchSummaries(query: SearchQuery, retriever: Retriever): Promise<SessionSummaryHit[]> {
+    return searchSessionSummaries(this.container, query, retriever);
+  }
 
   async recentSummaries(userId: string, limit: number, options: { before?: string; excludeSessionId?: string } = {}): Promise<SessionSummaryRef[]> {
     if (limit <= 0) return [];

@@ -74,7 +74,7 @@ export type VectorPath = 'contentVector' | 'summaryVector';
 /** What each granularity selects, how it is told apart, and where its filters look. */
 const SHAPES = {
   turn: {
-    select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.text, c.timestamp',
+    select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp',
     kind: "c.kind = 'turn'",
     agent: 'c.agentId = @agentId',
     time: 'c.timestamp',
@@ -88,13 +88,13 @@ const SHAPES = {
 } as const satisfies Record<Granularity, { select: string; kind: string; agent: string; time: string }>;
 
 /** Times are stored as `toISOString()` strings (UTC, milliseconds), so a filter bound is normalised the same way and compared as a string. */
-function isoBound(name: 'from' | 'to', value: string): string {
+export function isoBound(name: 'from' | 'to', value: string): string {
   const time = new Date(value);
   if (Number.isNaN(time.getTime())) throw new MemoryError('validation_failed', `Filter ${name} is not a date-time`, { [name]: value });
   return time.toISOString();
 }
 
-function checkLimit(limit: number): number {
+export function checkLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`Search limit must be a positive integer, got ${limit}`);
   return limit;
 }
@@ -125,7 +125,7 @@ function where(query: SearchQuery, granularity: Granularity, parameters: SqlPara
 }
 
 /** The terms as parameters `@t0, @t1, …`, returned as the argument list to splice after the property path. */
-function termParameters(terms: readonly string[], parameters: SqlParameter[]): string {
+export function termParameters(terms: readonly string[], parameters: SqlParameter[]): string {
   return terms
     .map((term, i) => {
       parameters.push({ name: `@t${i}`, value: term });
@@ -219,7 +219,8 @@ export function turnDocument(turn: IndexedTurn) {
     seq: turn.seq,
     turnId: turn.turnId,
     ...(turn.agentId && { agentId: turn.agentId }),
-    // `content` is what the full-text and vector policies index (the turn with the one before it); `text` is shown.
+    speaker: turn.speaker,
+    // `content` is what the full-text and vector policies index (the turn with the ones before it); `text` is shown.
     content: turn.matchText,
     text: turn.text,
     timestamp: new Date(turn.timestamp).toISOString(),
@@ -233,6 +234,7 @@ const TurnRow = z.object({
   seq: z.number().int(),
   turnId: z.string(),
   agentId: z.string().nullish(),
+  speaker: z.string(),
   text: z.string(),
   timestamp: z.string(),
 });
@@ -249,7 +251,7 @@ const WindowRow = z.object({
 
 export function toTurnHit(row: unknown): TurnHit {
   const r = TurnRow.parse(row);
-  return { kind: 'turn', sessionId: r.sessionId, seq: r.seq, turnId: r.turnId, ...(r.agentId && { agentId: r.agentId }), text: r.text, timestamp: r.timestamp };
+  return { kind: 'turn', sessionId: r.sessionId, seq: r.seq, turnId: r.turnId, ...(r.agentId && { agentId: r.agentId }), speaker: r.speaker, text: r.text, timestamp: r.timestamp };
 }
 
 export function toWindowHit(row: unknown): WindowHit {

@@ -9,6 +9,7 @@ import { eventDocument } from '../postgres/stores.js';
 import { COSMOS_CONTAINERS } from './containers.js';
 import { CosmosSearchIndex } from './search.js';
 import { CosmosInsightStore, CosmosSessionDirectory } from './insights.js';
+import type { RetentionPolicy } from '../../domain/retention.js';
 
 /** Cosmos DB's limit on operations in one transactional batch (the HTTP contract caps a request at 100 turns too). */
 export const MAX_EVENTS_PER_APPEND = 100;
@@ -24,6 +25,8 @@ export interface CosmosStoresOptions {
   maxAppendAttempts?: number;
   /** Dispose `database.client` on `close()`: set it when the stores own the client. */
   ownsClient?: boolean;
+  /** Per-item `ttl` for insights that stop being live (superseded, merged); without it nothing is stamped. */
+  retention?: RetentionPolicy;
 }
 
 /** The HTTP status of a Cosmos SDK error (ErrorResponse carries it as `code`). */
@@ -262,7 +265,7 @@ export function cosmosStores(database: Database, options: CosmosStoresOptions = 
     sessions: new CosmosSessionStore(container(COSMOS_CONTAINERS.sessions)),
     interactions: new CosmosInteractionStore(container(COSMOS_CONTAINERS.interactions)),
     search: new CosmosSearchIndex(container(COSMOS_CONTAINERS.interactions)),
-    insights: new CosmosInsightStore(container(COSMOS_CONTAINERS.insights)),
+    insights: new CosmosInsightStore(container(COSMOS_CONTAINERS.insights), { retention: options.retention, sessions: container(COSMOS_CONTAINERS.sessions) }),
     directory: new CosmosSessionDirectory(container(COSMOS_CONTAINERS.sessions)),
     close: async () => {
       if (options.ownsClient) database.client.dispose();

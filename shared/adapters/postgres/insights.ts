@@ -1,8 +1,31 @@
 import { InsightDocument, ProfileDocument, type InsightStatus, type InsightType } from '../../contracts/insights.js';
 import type { SessionKey } from '../../contracts/ids.js';
 import type { SessionDocument } from '../../contracts/sessions.js';
+import type { Retriever } from '../../contracts/facts.js';
 import type { InsightStore, SessionDirectory, SessionSummaryRef } from '../../application/ports.js';
+import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
 import type { Db } from './db.js';
+
+/** The query text as an OR of its English lexemes (as interaction full text does); `$n` is the text parameter. */
+const tsQuery = (n: number) => `(SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM unnest(to_tsvector('english', $${n})))`;
+
+/** Appends a parameter and returns its placeholder. */
+function param(params: unknown[], value: unknown): string {
+  params.push(value);
+  return `$${params.length}`;
+}
+
+/** The time filters of a search on `time` (a timestamptz expression). */
+function timeFilters(query: SearchQuery, params: unknown[], time: string): string[] {
+  return [
+    ...(query.filters.from ? [`${time} >= ${param(params, query.filters.from)}::timestamptz`] : []),
+    ...(query.filters.to ? [`${time} <= ${param(params, query.filters.to)}::timestamptz`] : []),
+  ];
+}
+
+/** A session's turns: seqs start at 1 and the final prune (before summary and reflection) chunks through the last turn. */
+const sessionSeqRange = (chunkedThroughSeq: number | null): [number, number] | undefined =>
+  chunkedThroughSeq !== null && chunkedThroughSeq >= 1 ? [1, chunkedThroughSeq] : undefined;
 
 /** Insights (vector in a pgvector column, the rest as JSON) and the one profile row per user. */
 export class PostgresInsightStore implements InsightStore {
@@ -43,6 +66,53 @@ export class PostgresInsightStore implements InsightStore {
     return rows.map((r) => InsightDocument.parse({ ...r.doc, insightVector: JSON.parse(r.v) }));
   }
 
+  /**
+   * Fact search over the user's live insights (`pending` / `processed`): full text (`ts_rank_cd` over the text's
+   * tsvector) or cosine distance to vectors of the query's model. A session insight gets its session's seq range.
+   */
+  async search(query: SearchQuery, retriever: Retriever): Promise<InsightHit[]> {
+    if (query.limit < 1 || (retriever === 'vector' && !query.vector)) return [];
+    const params: unknown[] = [query.userId];
+    const where = ["i.user_id = $1", "i.status IN ('pending', 'processed')"];
+    let order: string;
+    if (retriever === 'vector') {
+      where.push(`i.embedding_model = ${param(params, query.vector!.model)}`);
+      order = `i.vector <=> ${param(params, JSON.stringify(query.vector!.values))}::vector, i.created_at DESC, i.id`;
+    } else {
+      const q = tsQuery(params.push(query.text));
+      where.push(`i.tsv @@ ${q}`);
+      order = `ts_rank_cd(i.tsv, ${q}, 1) DESC, i.created_at DESC, i.id`;
+    }
+    if (query.filters.sessionId) where.push(`i.doc->'sourceSessionIds' ? ${param(params, query.filters.sessionId)}`);
+    if (query.filters.agentId) {
+      where.push(
+        `EXISTS (SELECT 1 FROM sessions a WHERE a.user_id = i.user_id AND a.session_id IN (SELECT jsonb_array_elements_text(i.doc->'sourceSessionIds'))
+           AND a.doc->'agentIds' ? ${param(params, query.filters.agentId)})`,
+      );
+    }
+    where.push(...timeFilters(query, params, 'i.created_at'));
+    const rows = await this.db.query<{ doc: InsightDocument; created_at: Date | string; chunked: number | null }>(
+      `SELECT i.doc, i.created_at, (s.doc->>'chunkedThroughSeq')::int AS chunked
+       FROM insights i LEFT JOIN sessions s ON s.user_id = i.user_id AND s.session_id = i.session_id
+       WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${param(params, query.limit)}`,
+      params,
+    );
+    return rows.map(({ doc, created_at, chunked }) => {
+      const seqRange = doc.type === 'session' ? sessionSeqRange(chunked) : undefined;
+      return {
+        kind: 'insight',
+        id: doc.id,
+        type: doc.type,
+        sessionId: doc.sessionId,
+        sourceSessionIds: doc.sourceSessionIds,
+        category: doc.category,
+        text: doc.text,
+        timestamp: new Date(created_at).toISOString(),
+        ...(seqRange && { seqRange }),
+      };
+    });
+  }
+
   async getProfile(userId: string): Promise<ProfileDocument | null> {
     const [row] = await this.db.query<{ doc: unknown }>('SELECT doc FROM profiles WHERE user_id = $1', [userId]);
     return row ? ProfileDocument.parse(row.doc) : null;
@@ -54,6 +124,13 @@ export class PostgresInsightStore implements InsightStore {
        ON CONFLICT (user_id) DO UPDATE SET doc = EXCLUDED.doc, updated_at = EXCLUDED.updated_at`,
       [doc.userId, JSON.stringify(doc), doc.updatedAt],
     );
+  }
+
+  async purge(userId: string, ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    // The profile is a row of `profiles`, so no id here can reach it.
+    const rows = await this.db.query<{ id: string }>('DELETE FROM insights WHERE user_id = $1 AND id = ANY($2::text[]) RETURNING id', [userId, [...ids]]);
+    return rows.length;
   }
 }
 
@@ -71,6 +148,47 @@ export class PostgresSessionDirectory implements SessionDirectory {
       [userId, options.before ?? null, options.excludeSessionId ?? null, limit],
     );
     return rows.map((r) => ({ sessionId: r.session_id, endedAt: r.ended_at, summary: r.summary }));
+  }
+
+  /**
+   * Fact search over the summaries of the user's ended sessions: full text (`ts_rank_cd` over the summary's tsvector)
+   * or cosine distance to summary vectors of the query's model. Both columns are generated from the document.
+   */
+  async searchSummaries(query: SearchQuery, retriever: Retriever): Promise<SessionSummaryHit[]> {
+    if (query.limit < 1 || (retriever === 'vector' && !query.vector)) return [];
+    const params: unknown[] = [query.userId];
+    const started = `coalesce(s.doc->>'startedAt', s.doc->>'endedAt')`;
+    const where = ['s.user_id = $1', "s.doc->>'summary' <> ''", "s.doc ? 'endedAt'"];
+    let order: string;
+    if (retriever === 'vector') {
+      where.push(`s.summary_vector IS NOT NULL AND s.doc->>'embeddingModel' = ${param(params, query.vector!.model)}`);
+      order = `s.summary_vector <=> ${param(params, JSON.stringify(query.vector!.values))}::vector, s.doc->>'endedAt' DESC, s.session_id`;
+    } else {
+      const q = tsQuery(params.push(query.text));
+      where.push(`s.summary_tsv @@ ${q}`);
+      order = `ts_rank_cd(s.summary_tsv, ${q}, 1) DESC, s.doc->>'endedAt' DESC, s.session_id`;
+    }
+    if (query.filters.sessionId) where.push(`s.session_id = ${param(params, query.filters.sessionId)}`);
+    if (query.filters.agentId) where.push(`s.doc->'agentIds' ? ${param(params, query.filters.agentId)}`);
+    where.push(...timeFilters(query, params, `(${started})::timestamptz`));
+    const rows = await this.db.query<{ session_id: string; doc: SessionDocument; started_at: string }>(
+      `SELECT s.session_id, s.doc - 'summaryVector' - 'init' AS doc, ${started} AS started_at FROM sessions s
+       WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${param(params, query.limit)}`,
+      params,
+    );
+    return rows.map(({ session_id, doc, started_at }) => {
+      const seqRange = sessionSeqRange(doc.chunkedThroughSeq);
+      return {
+        kind: 'sessionSummary',
+        sessionId: session_id,
+        summary: doc.summary ?? '',
+        keyTopics: doc.keyTopics ?? [],
+        agentIds: doc.agentIds,
+        ...(seqRange && { seqRange }),
+        startedAt: new Date(started_at).toISOString(),
+        endedAt: new Date(doc.endedAt!).toISOString(),
+      };
+    });
   }
 
   async idleSessions(cutoff: Date, limit: number): Promise<SessionKey[]> {

@@ -205,6 +205,36 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX durable_unfinished ON durable_instances (status) WHERE status IN ('pending', 'running');
     `,
   },
+  {
+    version: 5,
+    name: 'fact search: insights and session summaries',
+    sql: `
+      -- Full text over an insight's text, kept in step with the document by PostgreSQL.
+      ALTER TABLE insights ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', coalesce(doc->>'text', ''))) STORED;
+      CREATE INDEX insights_tsv ON insights USING gin (tsv);
+
+      -- A session's summary (written at session end into the document) as full text and as a vector; NULL before.
+      -- A summaryVector that is not a non-empty array is NULL here rather than a failed session write.
+      ALTER TABLE sessions ADD COLUMN summary_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', coalesce(doc->>'summary', ''))) STORED;
+      ALTER TABLE sessions ADD COLUMN summary_vector vector GENERATED ALWAYS AS (
+        CASE WHEN jsonb_typeof(doc->'summaryVector') IS DISTINCT FROM 'array' THEN NULL
+             WHEN jsonb_array_length(doc->'summaryVector') = 0 THEN NULL
+             ELSE (doc->>'summaryVector')::vector END
+      ) STORED;
+      CREATE INDEX sessions_summary_tsv ON sessions USING gin (summary_tsv);
+    `,
+  },
+  {
+    version: 6,
+    name: 'fact search: who spoke each turn',
+    sql: `
+      -- The turn's speaker (its name, else its role), so search can favour the turns of a participant the query names.
+      -- Existing rows: the text is written as "speaker: content".
+      ALTER TABLE memory_turns ADD COLUMN speaker text;
+      UPDATE memory_turns SET speaker = split_part(text, ': ', 1);
+      ALTER TABLE memory_turns ALTER COLUMN speaker SET NOT NULL;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -46,16 +46,16 @@ export class PostgresSearchIndex implements SearchIndex {
     await this.db.transaction(async (tx) => {
       const rows = await tx.query<{ user_id: string; docs: number; len: number }>(
         `WITH input AS (
-           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[])
-             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector, match_text)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[], $11::text[])
+             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector, match_text, speaker)
          ), old AS (
            SELECT m.user_id, m.doc_len FROM memory_turns m JOIN input i USING (user_id, session_id, seq)
          ), upserted AS (
-           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, text, occurred_at, tsv, doc_len, embedding_model, vector)
-           SELECT user_id, session_id, seq, turn_id, agent_id, text, occurred_at, to_tsvector('english', match_text),
+           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, tsv, doc_len, embedding_model, vector)
+           SELECT user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, to_tsvector('english', match_text),
                   coalesce(array_length(regexp_split_to_array(trim(match_text), '\\s+'), 1), 0), model, vector::vector
            FROM input
-           ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, text = EXCLUDED.text,
+           ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len, embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector
            RETURNING user_id, doc_len
          )
@@ -73,6 +73,7 @@ export class PostgresSearchIndex implements SearchIndex {
           turns.map((t) => t.embeddingModel),
           turns.map((t) => JSON.stringify(t.vector)),
           turns.map((t) => t.matchText),
+          turns.map((t) => t.speaker),
         ],
       );
       for (const r of rows) {
@@ -87,7 +88,7 @@ export class PostgresSearchIndex implements SearchIndex {
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
     const params: unknown[] = [query.userId];
-    const select = 'SELECT t.session_id, t.seq, t.turn_id, t.agent_id, t.text, t.occurred_at';
+    const select = 'SELECT t.session_id, t.seq, t.turn_id, t.agent_id, t.speaker, t.text, t.occurred_at';
     let sql: string;
     if (retriever === 'vector') {
       if (!query.vector) return [];
@@ -123,13 +124,14 @@ export class PostgresSearchIndex implements SearchIndex {
              ${select} FROM scored JOIN memory_turns t ON t.user_id = $1 AND t.session_id = scored.session_id AND t.seq = scored.seq
              ORDER BY scored.score DESC, t.occurred_at DESC LIMIT $3`;
     }
-    const rows = await this.db.query<{ session_id: string; seq: number; turn_id: string; agent_id: string | null; text: string; occurred_at: Date | string }>(sql, params);
+    const rows = await this.db.query<{ session_id: string; seq: number; turn_id: string; agent_id: string | null; speaker: string; text: string; occurred_at: Date | string }>(sql, params);
     return rows.map((r) => ({
       kind: 'turn',
       sessionId: r.session_id,
       seq: r.seq,
       turnId: r.turn_id,
       ...(r.agent_id && { agentId: r.agent_id }),
+      speaker: r.speaker,
       text: r.text,
       timestamp: new Date(r.occurred_at).toISOString(),
     }));

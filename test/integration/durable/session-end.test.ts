@@ -10,6 +10,8 @@ import { handler as sbHandler } from '../../../functions/sb-turns-append.js';
 import { handler as idleHandler } from '../../../functions/timer-sessions-idle.js';
 import { appendTurns } from '../../../shared/application/append-turns.js';
 import { projectSession } from '../../../shared/application/project-session.js';
+import { SCHEMA_VERSION } from '../../../shared/contracts/events.js';
+import type { InsightDocument, InsightStatus } from '../../../shared/contracts/insights.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { useLocalOrchestrationClient } from '../../../shared/platform/durable.js';
 import { LocalDurableRunner } from '../../../shared/platform/local-host/durable-runner.js';
@@ -143,6 +145,36 @@ describe('session end and long-term reflection (handlers + local durable runner)
     ]);
     expect(goals[0]!.mergedInto).toBe(goals[1]!.id);
     expect((await runtime.insights.getProfile(user))!.sourceInsightIds).not.toContain(goals[0]!.id);
+  });
+
+  it('applies retention after the profile: superseded and merged insights past their audit period are deleted, the rest kept', async () => {
+    const user = 'retention-user';
+    const [vector] = await runtime.embedder.embed(['Wants to retire early.']);
+    const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
+    const doc = (id: string, status: InsightStatus, updatedAt: string): InsightDocument => ({
+      schemaVersion: SCHEMA_VERSION,
+      id,
+      userId: user,
+      type: 'session',
+      sessionId: 'r1',
+      sourceSessionIds: ['r1'],
+      category: 'financial_goals',
+      text: `goal ${id}`,
+      confidence: 0.9,
+      importance: 'high',
+      status,
+      embeddingModel: runtime.embedder.model,
+      insightVector: vector!,
+      createdAt: daysAgo(60),
+      updatedAt,
+    });
+    expect(runtime.retention.supersededInsightTtl).toBe(30 * 86_400);
+    await runtime.insights.upsert([doc('old-superseded', 'superseded', daysAgo(31)), doc('old-merged', 'merged', daysAgo(45)), doc('new-superseded', 'superseded', daysAgo(2)), doc('live', 'processed', daysAgo(90))]);
+    const res = await reflectionHandler(request('POST', `v1/users/${user}/reflection`, { params: { userId: user } }), context('x'));
+    const done = await runner.waitFor(json(res).operationId as string);
+    expect(done.status, done.error).toBe('completed');
+    expect(done.output).toMatchObject({ userId: user, merged: 0, updated: false, expired: 2 });
+    expect((await runtime.insights.list(user)).map((i) => i.id).sort()).toEqual(['live', 'new-superseded']);
   });
 
   it('aggregates no-insight sessions once MIN_SESSIONS_FOR_AGGREGATION have piled up', async () => {

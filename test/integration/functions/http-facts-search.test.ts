@@ -95,6 +95,20 @@ describe('http-facts-search', () => {
     expect((await search({ query: 'quarterly revenue of the bakery', sources: ['artifacts'], sessionId: 'work' })).body.facts).toEqual([]);
   });
 
+  it('ranks the turns of the one participant a query names above the same words said by another', async () => {
+    const user = 'two-speakers';
+    const turns = [
+      { role: 'assistant', name: 'Ben', content: 'I went hiking in the Alps.', turnId: 'ben-1', timestamp: '2025-08-01T10:00:00Z' },
+      { role: 'user', name: 'Anna', content: 'Ben, I went hiking last summer too: hiking is the best!', turnId: 'anna-1', timestamp: '2025-08-01T10:00:05Z' },
+    ];
+    await appendHandler(request('POST', `v1/users/${user}/sessions/alps/turns`, { params: { userId: user, sessionId: 'alps' }, body: { turns } }), context('http-turns-append'));
+    await projectHandler((await runtime.changeFeed!.readFeed(null, 1000)).events, context('cosmos-events-project'));
+    const ask = async (query: string) => (await search({ query, sources: ['turns'], topK: 2 }, user)).body.facts.map((f) => f.turnIds[0]);
+    // On words alone Anna's turn leads (it says "Ben", "hiking" twice and "last summer"); naming Ben puts his first.
+    expect(await ask('Where did Ben go hiking last summer?')).toEqual(['ben-1', 'anna-1']);
+    expect(await ask('Where did Anna go hiking last summer?')).toEqual(['anna-1', 'ben-1']);
+  });
+
   it('rejects a bad request with 400', async () => {
     expect((await search({ query: '' })).status).toBe(400);
     expect((await search({ query: 'x', topK: 0 })).status).toBe(400);

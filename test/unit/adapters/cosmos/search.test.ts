@@ -16,7 +16,7 @@ import { MemoryError } from '../../../../shared/domain/errors.js';
 // Cosmos DB's scoring functions do not run on the wire fake, so these tests pin the exact SQL and parameters, and the
 // adapter's handling of what a real container would return, through a hand-made container double.
 
-const TURN_SELECT = 'SELECT TOP 10 c.sessionId, c.seq, c.turnId, c.agentId, c.text, c.timestamp FROM c';
+const TURN_SELECT = 'SELECT TOP 10 c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp FROM c';
 const WINDOW_SELECT = 'SELECT TOP 10 c.id, c.sessionId, c.seqRange, c.turnIds, c.agentIds, c.summary, c.startedAt FROM c';
 const TURN_SELECT_PARAM = TURN_SELECT.replace('TOP 10', 'TOP @limit');
 const WINDOW_SELECT_PARAM = WINDOW_SELECT.replace('TOP 10', 'TOP @limit');
@@ -241,8 +241,8 @@ describe('buildHybridQuery', () => {
 
 describe('CosmosSearchIndex', () => {
   const turnRows = [
-    { sessionId: 's-1', seq: 4, turnId: 'D1:4', agentId: 'travel-agent', text: 'Caroline: I went to the support group', timestamp: '2023-05-08T13:56:00.000Z' },
-    { sessionId: 's-2', seq: 1, turnId: 'D2:1', text: 'Melanie: support matters', timestamp: '2023-05-25T09:00:00.000Z' },
+    { sessionId: 's-1', seq: 4, turnId: 'D1:4', agentId: 'travel-agent', speaker: 'Caroline', text: 'Caroline: I went to the support group', timestamp: '2023-05-08T13:56:00.000Z' },
+    { sessionId: 's-2', seq: 1, turnId: 'D2:1', speaker: 'Melanie', text: 'Melanie: support matters', timestamp: '2023-05-25T09:00:00.000Z' },
   ];
   const windowRows = [
     { id: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], turnIds: ['D1:1', 'D1:2', 'D1:3', 'D1:4'], agentIds: ['travel-agent'], summary: 'Support group', startedAt: '2023-05-08T13:50:00.000Z' },
@@ -256,8 +256,8 @@ describe('CosmosSearchIndex', () => {
         { spec: retriever === 'vector' ? buildVectorQuery(query({ filters: { sessionId: 's-1' } }), 'turn') : buildFullTextQuery(query({ filters: { sessionId: 's-1' } }), 'turn'), options: { partitionKey: 'u-1' } },
       ]);
       expect(hits).toEqual([
-        { kind: 'turn', sessionId: 's-1', seq: 4, turnId: 'D1:4', agentId: 'travel-agent', text: 'Caroline: I went to the support group', timestamp: '2023-05-08T13:56:00.000Z' },
-        { kind: 'turn', sessionId: 's-2', seq: 1, turnId: 'D2:1', text: 'Melanie: support matters', timestamp: '2023-05-25T09:00:00.000Z' },
+        { kind: 'turn', sessionId: 's-1', seq: 4, turnId: 'D1:4', agentId: 'travel-agent', speaker: 'Caroline', text: 'Caroline: I went to the support group', timestamp: '2023-05-08T13:56:00.000Z' },
+        { kind: 'turn', sessionId: 's-2', seq: 1, turnId: 'D2:1', speaker: 'Melanie', text: 'Melanie: support matters', timestamp: '2023-05-25T09:00:00.000Z' },
       ]);
     }
   });
@@ -300,6 +300,7 @@ describe('CosmosSearchIndex.indexTurns', () => {
     sessionId: 's-1',
     seq,
     turnId: `D1:${seq}`,
+    speaker: 'Caroline',
     text: `Caroline: turn ${seq}`,
     matchText: `Melanie: turn ${seq - 1}\nCaroline: turn ${seq}`,
     timestamp: '2023-05-08T15:56:00+02:00',
@@ -318,6 +319,7 @@ describe('CosmosSearchIndex.indexTurns', () => {
       seq: 7,
       turnId: 'D1:7',
       agentId: 'travel-agent',
+      speaker: 'Caroline',
       content: 'Melanie: turn 6\nCaroline: turn 7',
       text: 'Caroline: turn 7',
       timestamp: '2023-05-08T13:56:00.000Z',

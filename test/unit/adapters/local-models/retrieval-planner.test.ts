@@ -122,4 +122,19 @@ describe('LocalChatModel — converse (offline retrieval planner)', () => {
     expect(turn.content!.split('\n').filter((l) => l.startsWith('- '))).toHaveLength(5);
     expect(turn.content!.length).toBeLessThanOrEqual(1_300);
   });
+
+  it('given the three tools’ results in the retrieval agent’s format, then quotes insights and session summaries with their fact ids', async () => {
+    const { chat } = model();
+    const fact = (id: string, source: string, text: string) => ({ id, source, text, sessionId: 's1', timestamp: '2026-01-05T10:00:00.000Z' });
+    const results = [
+      JSON.stringify([fact('turn:s1:3', 'turns', 'user: The kids start college in 2030.')]),
+      JSON.stringify([fact('insight:ins-1', 'insights', 'The user keeps most of their 401k in index funds.')]),
+      JSON.stringify([fact('summary:s1', 'sessionSummaries', 'The user reviewed their 401k and a mortgage refinance. They asked about college savings.')]),
+    ];
+    const turn = await chat.converse({ operation: 'retrieveFacts', tier: 'mini', messages: withResults(results), tools: TOOLS });
+    expect(turn.toolCalls).toEqual([]);
+    expect(turn.content).toContain('- The user keeps most of their 401k in index funds. [insight:ins-1]');
+    expect(turn.content).toContain('- The user reviewed their 401k and a mortgage refinance. [summary:s1]');
+    expect(turn.content).not.toContain('college');
+  });
 });

@@ -1,0 +1,132 @@
+/**
+ * Fact-search latency (issue 4): the search use case for one user holding N interactions and N indexed turns, on
+ * in-memory PGlite, at N = 1k, 10k and 100k. Two figures per size: with the query embedding (the offline encoder runs
+ * per query, as in production) and without it (a precomputed query vector: the store's share alone).
+ *
+ *   node_modules/.bin/tsx test/bench/search.ts      # prints JSON
+ *
+ * The corpus is synthetic so that it scales: words drawn from a Zipf-distributed vocabulary (posting lists shaped like
+ * natural text) and random unit vectors (the exact scan costs the same whatever the vectors). Queries draw their words
+ * from the same vocabulary. Knobs (env): BENCH_SEARCH_SIZES (1000,10000,100000), BENCH_SEARCH_QUERIES (200).
+ */
+import { pathToFileURL } from 'node:url';
+import type { Embedder } from '../../shared/application/ports.js';
+import { searchFacts } from '../../shared/application/search-facts.js';
+import type { InteractionDocument } from '../../shared/contracts/interactions.js';
+import { createRuntime, type Runtime } from '../../shared/platform/composition.js';
+import { loadSettings } from '../../shared/platform/config.js';
+import { rng } from './fixtures.js';
+import { now, round, summarize } from './stats.js';
+
+const USER = 'bench-user';
+const VOCABULARY = 5_000;
+const BATCH = 500;
+
+/** Pronounceable pseudo-words, so the English stemmer treats them as ordinary words. */
+const SYLLABLES = ['ka', 'lo', 'mi', 'ner', 'tas', 'vo', 'ri', 'den', 'sul', 'pa', 'gor', 'bel', 'tin', 'mar', 'fe', 'zu'];
+const word = (i: number) => {
+  let w = '';
+  for (let n = i + SYLLABLES.length; n > 0; n = Math.floor(n / SYLLABLES.length)) w += SYLLABLES[n % SYLLABLES.length];
+  return w;
+};
+
+/** Zipf (s = 1) sampling over the vocabulary by inverting the cumulative weights. */
+export function zipf(random: () => number): () => string {
+  const cumulative: number[] = [];
+  let total = 0;
+  for (let r = 1; r <= VOCABULARY; r++) cumulative.push((total += 1 / r));
+  return () => {
+    const x = random() * total;
+    let lo = 0;
+    let hi = cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return word(lo);
+  };
+}
+
+function unitVector(random: () => number, dimensions: number): number[] {
+  const v = Array.from({ length: dimensions }, () => random() - 0.5);
+  const norm = Math.hypot(...v);
+  return v.map((x) => Number((x / norm).toFixed(5)));
+}
+
+export async function seed(runtime: Runtime, from: number, to: number): Promise<void> {
+  const random = rng(from + 1);
+  const next = zipf(random);
+  const sentence = (words: number) => Array.from({ length: words }, next).join(' ');
+  const dims = runtime.embedder.dimensions;
+  const model = runtime.embedder.model;
+  for (let start = from; start < to; start += BATCH) {
+    const ids = Array.from({ length: Math.min(BATCH, to - start) }, (_, k) => start + k);
+    const at = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
+    await runtime.search.indexTurns(
+      ids.map((i) => {
+        const text = `user: ${sentence(25)}`;
+        return { userId: USER, sessionId: `s${Math.floor(i / 100)}`, seq: (i % 100) + 1, turnId: `t${i}`, speaker: 'user', text, matchText: text, timestamp: at(i), embeddingModel: model, vector: unitVector(random, dims) };
+      }),
+    );
+    await runtime.interactions.upsert(
+      ids.map((i): InteractionDocument => ({
+        schemaVersion: 1,
+        id: `w${i}`,
+        userId: USER,
+        sessionId: `s${Math.floor(i / 100)}`,
+        agentIds: [],
+        turnIds: [`t${i}`],
+        seqRange: [(i % 100) + 1, (i % 100) + 1],
+        startedAt: at(i),
+        endedAt: at(i),
+        content: sentence(80),
+        summary: sentence(20),
+        topics: [],
+        entities: [],
+        embeddingModel: model,
+        contentVector: unitVector(random, dims),
+        summaryVector: unitVector(random, dims),
+        createdAt: at(i),
+      })),
+    );
+  }
+}
+
+export async function benchSearch(): Promise<Record<string, number>> {
+  const sizes = (process.env.BENCH_SEARCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+  const queries = Number(process.env.BENCH_SEARCH_QUERIES ?? 200);
+  const runtime = await createRuntime(loadSettings({ MEMORY_DATA_DIR: 'memory://', LOG_LEVEL: 'warning' }));
+  const figures: Record<string, number> = {};
+  try {
+    const random = rng(7);
+    const next = zipf(random);
+    const texts = Array.from({ length: queries }, () => Array.from({ length: 6 }, next).join(' '));
+    const vectors = await runtime.embedder.embed(texts); // also loads the model before any timing
+    let seeded = 0;
+    for (const size of sizes) {
+      const t0 = now();
+      await seed(runtime, seeded, size);
+      seeded = size;
+      figures[`seed${size}Seconds`] = round((now() - t0) / 1000, 1);
+      for (const withEmbedding of [true, false]) {
+        const latencies: number[] = [];
+        for (let q = 0; q < queries; q++) {
+          const precomputed: Embedder = { model: runtime.embedder.model, dimensions: runtime.embedder.dimensions, embed: async () => [vectors[q]!] };
+          const started = now();
+          await searchFacts({ ...runtime, embedder: withEmbedding ? runtime.embedder : precomputed }, USER, { query: texts[q]!, topK: 10, mode: 'search', sources: ['turns', 'interactions'] });
+          latencies.push(now() - started);
+        }
+        const s = summarize(latencies);
+        const label = `${size}${withEmbedding ? 'WithEmbedding' : 'StoreOnly'}`;
+        figures[`p50Ms${label}`] = round(s.p50);
+        figures[`p95Ms${label}`] = round(s.p95);
+      }
+    }
+  } finally {
+    await runtime.close();
+  }
+  return figures;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) console.log(JSON.stringify(await benchSearch(), null, 2));
