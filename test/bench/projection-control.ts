@@ -14,9 +14,9 @@ export const dbOf = (runtime: Runtime): Db | undefined => (runtime as Runtime & 
  * does not need — without touching the product: the pump reads through `runtime.changeFeed.readFeed`, projects through
  * `runtime.embedder` / `runtime.chat` and writes `runtime.sessions`, so the bench wraps those objects' methods.
  *
- * Why a deadline instead of a timer: PGlite answers without any I/O, so a pump batch is one long chain of promise
- * continuations, and a timer in this thread does not fire until the batch is over (that starvation is itself one of
- * the findings). So the checks run inside the model calls, which are part of that chain. Each batch the pump reads is
+ * Why a deadline instead of a timer: PGlite answers without any I/O, so stretches of a pump batch are long chains of
+ * promise continuations in which a timer in this thread cannot fire (model inference itself runs on the offline-model
+ * thread and no longer blocks this one). So the checks run inside the model calls, which every batch goes through. Each batch the pump reads is
  * tagged (AsyncLocalStorage) so that an aborted batch stays aborted: projectChanges' other workers keep going after the
  * first one fails, and they must not carry on projecting once the bench lets model calls through again.
  *

@@ -23,7 +23,9 @@ const api = (path: string, init?: RequestInit) => fetch(`${host.url}/${path}`, {
 const post = (path: string, body: unknown) => api(path, { method: 'POST', body: JSON.stringify(body) });
 
 async function settled(userId: string, sessionId: string) {
-  for (let i = 0; i < 200; i++) {
+  // Appends do not wait for the projection (the offline models run on their own thread), so it may still be catching
+  // up when the last append returns: seconds of inference on a busy 2-core machine.
+  for (const deadline = Date.now() + 40_000; Date.now() < deadline; ) {
     const status = (await (await api(`v1/users/${userId}/sessions/${sessionId}`)).json()) as { pending: number; lastSeq: number };
     if (status.pending === 0 && status.lastSeq > 0) return status;
     await sleep(25);

@@ -1,9 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalModels, SentenceEncoderEmbedder } from '../../shared/adapters/local-models/index.js';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createLocalModels, LocalChatModel, ModelThread, SentenceEncoderEmbedder } from '../../shared/adapters/local-models/index.js';
 import { UsageMeter } from '../../shared/application/metering.js';
+import type { ChatTaskInput, ChatTaskName } from '../../shared/application/model-tasks.js';
 import type { ChatMessage, ToolDefinition } from '../../shared/application/ports.js';
 
 /** Every way the model code could reach the network, made to fail loudly and counted. */
@@ -90,7 +92,8 @@ describe('SentenceEncoderEmbedder (Universal Sentence Encoder Lite, real weights
 describe('createLocalModels', () => {
   it('answers a retrieval conversation offline, finding the puppy for a question about a dog', async () => {
     const meter = new UsageMeter();
-    const { chat, embedder } = createLocalModels(meter);
+    const { chat, embedder, close } = createLocalModels(meter);
+    onTestFinished(close);
     expect([embedder.model, embedder.dimensions]).toEqual(['use-lite-512', 512]);
     const tools: ToolDefinition[] = [{ name: 'search_interactions', description: 'search', parameters: { type: 'object', properties: { query: { type: 'string' } } } }];
     const question: ChatMessage[] = [{ role: 'user', content: 'Does the user have a dog?' }];
@@ -109,5 +112,134 @@ describe('createLocalModels', () => {
     expect(answer.content!.split('\n')[1]).toBe(`- ${PUPPY} [interaction:puppy]`);
     expect(answer.content).not.toContain('Lisbon');
     expect(Object.keys(meter.snapshot()).sort()).toEqual(['embed', 'retrieveFacts']);
+  });
+});
+
+/** The longest this thread went without running a 5 ms interval timer while `work` ran. */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number; elapsedMs: number }> {
+  let last = performance.now();
+  let stallMs = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  }, 5);
+  const started = performance.now();
+  try {
+    const result = await work();
+    return { result, stallMs: Math.max(stallMs, performance.now() - last), elapsedMs: performance.now() - started };
+  } finally {
+    clearInterval(tick);
+  }
+}
+
+const CATEGORIES = ['demographics', 'financial_goals', 'risk_profile', 'current_situation', 'concern', 'preference'];
+const CONVERSATION = [
+  'user: I am 45 and want to retire at 60 with enough to travel.',
+  'assistant: Then let us look at your savings rate and your current pension pot.',
+  'user: My partner Maria works part time. We also have a mortgage of 180,000 with twelve years left on it.',
+  'user: I would rather not take too much risk in the last five years. Please email me rather than call.',
+].join('\n');
+
+describe('ModelThread: the offline models on their own thread (real weights)', () => {
+  let network: ReturnType<typeof blockNetwork>;
+  const thread = new ModelThread();
+  const meter = new UsageMeter();
+  const models = createLocalModels(meter, thread);
+
+  beforeAll(() => {
+    network = blockNetwork();
+  });
+  afterAll(async () => {
+    network.restore();
+    await models.close();
+  });
+
+  it('embeds exactly as in process, loads nothing from the network (the thread refuses sockets), and leaves this thread free meanwhile', async () => {
+    const texts = Array.from({ length: 40 }, (_, i) => `${DISTRACTORS[i % DISTRACTORS.length]} (${i})`);
+    await models.embedder.embed(['load the model first']);
+    const { result: inThread, stallMs, elapsedMs } = await longestStall(() => models.embedder.embed(texts));
+    expect(network.attempts).toEqual([]);
+    expect(thread.starts).toBe(1);
+    const inProcess = await new SentenceEncoderEmbedder().embed(texts);
+    expect(inThread).toEqual(inProcess);
+    // 40 texts take seconds of inference; in process, this thread would stall for a whole batch at a time.
+    expect(elapsedMs).toBeGreaterThan(300);
+    expect(stallMs).toBeLessThan(250);
+    expect(meter.snapshot().embed).toMatchObject({ failures: 0 });
+  });
+
+  it('runs the chat tasks in the thread with the same validated outputs as in process', async () => {
+    const inProcess = new LocalChatModel(new UsageMeter());
+    const inputs: { [K in ChatTaskName]?: ChatTaskInput<K> } = {
+      windowMetadata: { conversation: CONVERSATION, previousSummary: 'User: Earlier we met.' },
+      sessionSummary: { conversation: CONVERSATION },
+      sessionInsights: { conversation: CONVERSATION, categories: CATEGORIES },
+    };
+    for (const task of Object.keys(inputs) as ChatTaskName[]) {
+      expect(await models.chat.run(task, inputs[task]!)).toEqual(await inProcess.run(task, inputs[task]!));
+    }
+    expect(meter.snapshot().windowMetadata).toMatchObject({ calls: 1, failures: 0 });
+  });
+
+  it('given embedding batches waiting in the thread, then a chat task goes before them', async () => {
+    const texts = Array.from({ length: 8 }, (_, i) => `${DISTRACTORS[i]} (${i})`);
+    const order: string[] = [];
+    const embeds = [1, 2, 3].map((i) => thread.embed(texts).then(() => order.push(`embed ${i}`)));
+    const task = thread.solve('sessionSummary', { conversation: CONVERSATION }).then(() => order.push('task'));
+    await Promise.all([...embeds, task]);
+    // In arrival order the task would be last; it goes first, or second if the first batch was already running.
+    expect(order.slice(0, 2)).toContain('task');
+    expect(order.filter((o) => o !== 'task')).toEqual(['embed 1', 'embed 2', 'embed 3']);
+  });
+
+  it('given a request the thread fails, then the caller gets its typed error, and the same thread serves the next request', async () => {
+    await expect(thread.solve('writePoem' as ChatTaskName, {} as never)).rejects.toMatchObject({ name: 'MemoryError', code: 'internal', message: expect.stringContaining('no task writePoem') });
+    expect(await models.embedder.embed(['still here'])).toHaveLength(1);
+    expect(thread.starts).toBe(1);
+  });
+
+  it.runIf(process.platform === 'linux')('runs at a lower priority (nice 10) than the thread serving requests', () => {
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[16]);
+    const tasks = readdirSync('/proc/self/task');
+    expect(niceOf(String(process.pid))).toBe(0);
+    expect(tasks.filter((tid) => niceOf(tid) === 10)).toHaveLength(1); // the model thread, started by the tests above
+  });
+
+  it('given the thread was closed, then calls reject saying so', async () => {
+    const closed = new ModelThread();
+    await closed.close();
+    await expect(closed.embed(['x'])).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('closed') });
+    expect(closed.starts).toBe(0);
+  });
+});
+
+describe('ModelThread with a stand-in worker', () => {
+  const stub = new URL('../support/model-worker-stub.ts', import.meta.url);
+
+  it('given the thread dies with an uncaught error mid-request, then the request rejects naming it, and the next call starts a new thread', async () => {
+    const thread = new ModelThread({ entry: stub });
+    try {
+      expect(await thread.embed(['ab', 'c'])).toEqual([
+        [2, 1],
+        [1, 1],
+      ]);
+      await expect(thread.embed(['crash'])).rejects.toMatchObject({ code: 'internal', message: expect.stringMatching(/thread stopped \(Error: stub model exploded\).*next call starts a new one/) });
+      expect(await thread.embed(['abc'])).toEqual([[3, 1]]);
+      expect(thread.starts).toBe(2);
+      await expect(thread.embed(['exit'])).rejects.toMatchObject({ message: expect.stringContaining('exit code 7') });
+      expect(await thread.embed(['a'])).toEqual([[1, 1]]);
+      expect(thread.starts).toBe(3);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('given a request in flight when the thread is closed, then it rejects instead of hanging', async () => {
+    const thread = new ModelThread({ entry: stub });
+    await thread.embed(['warm']);
+    const inFlight = expect(thread.embed(['crash'])).rejects.toMatchObject({ message: expect.stringContaining('closed') }); // never answered
+    await thread.close();
+    await inFlight;
   });
 });

@@ -1,8 +1,11 @@
 import type { Meter } from '../../application/ports.js';
 import { LocalChatModel } from './local-chat.js';
+import { ModelThread } from './model-thread.js';
 import { SentenceEncoderEmbedder } from './sentence-encoder.js';
 
-export { LocalChatModel, LOCAL_LIMITS } from './local-chat.js';
+export { LocalChatModel, type LocalTaskRunner } from './local-chat.js';
+export { LOCAL_LIMITS, solveLocalTask } from './local-tasks.js';
+export { ModelThread, type ModelThreadOptions } from './model-thread.js';
 export { SentenceEncoderEmbedder, SENTENCE_ENCODER_MODEL, loadUniversalSentenceEncoder, type SentenceEncoderOptions } from './sentence-encoder.js';
 export { NO_FACTS, type SentenceRanker } from './retrieval-planner.js';
 
@@ -11,8 +14,11 @@ export { NO_FACTS, type SentenceRanker } from './retrieval-planner.js';
  * shipped in an npm package, loaded on first use) and the deterministic extractive chat model, which also uses the
  * encoder to rank retrieved sentences. No network. Every call is recorded through `meter`. The embedder's `warmUp()`
  * loads the model ahead of the first request if a host wants that.
+ *
+ * Inference and the chat model's rules run on their own thread (model-thread.ts), started on first use; `close()`
+ * terminates it (the runtime's close does).
  */
-export function createLocalModels(meter: Meter): { chat: LocalChatModel; embedder: SentenceEncoderEmbedder } {
-  const embedder = new SentenceEncoderEmbedder({ meter });
-  return { chat: new LocalChatModel(meter, embedder), embedder };
+export function createLocalModels(meter: Meter, thread = new ModelThread()): { chat: LocalChatModel; embedder: SentenceEncoderEmbedder; close: () => Promise<void> } {
+  const embedder = new SentenceEncoderEmbedder({ meter, load: thread.encoder });
+  return { chat: new LocalChatModel(meter, embedder, (task, input) => thread.solve(task, input)), embedder, close: () => thread.close() };
 }

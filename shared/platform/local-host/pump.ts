@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChangeFeed } from '../../application/ports.js';
 import type { ChangeFeedHandler } from '../functions.js';
 import { invocationContext } from './invocation.js';
@@ -8,36 +7,55 @@ export interface PumpOptions {
   name: string;
   batchSize: number;
   intervalMs: number;
+  /** After a wake-up, how long appends may gather before the pump reads (default 20 ms, at most `intervalMs`). */
+  coalesceMs?: number;
 }
 
 /**
  * The local stand-in for the Cosmos change-feed trigger: reads committed events in order, hands each batch to the
  * same handler, and checkpoints only after the handler succeeded — a crash in between re-delivers the batch, which the
  * idempotent projection absorbs. A failing batch is retried with backoff and never skipped.
+ *
+ * Wake-ups are coalesced: the first `wake()` after the pump went idle schedules one read `coalesceMs` later, and every
+ * further `wake()` until then (a burst of single-turn appends) rides on it; a `wake()` while a pass is running makes
+ * the pump read again shortly after the pass instead of waiting for the next poll. Which events a read returns is the
+ * feed's business (it never reads past a transaction still open), so coalescing only changes when the pump reads,
+ * never what: an event that commits late is read by a later pass or poll.
  */
 export class ChangeFeedPump {
   private stopping = false;
+  /** A wake() arrived since the last read of the feed began. */
+  private woken = false;
+  /** Ends the current idle wait early (unset during a failure's backoff). */
   private wakeUp: (() => void) | undefined;
+  /** Ends the current idle wait, backoff included (stop). */
+  private release: (() => void) | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private readonly coalesceMs: number;
 
   constructor(
     private readonly feed: ChangeFeed,
     private readonly handler: ChangeFeedHandler,
     private readonly options: PumpOptions,
-  ) {}
+  ) {
+    this.coalesceMs = Math.max(0, Math.min(options.coalesceMs ?? 20, options.intervalMs));
+  }
 
   start(): void {
     this.running ??= this.loop();
   }
 
-  /** Ask for an immediate read (after an append) instead of waiting for the next poll. */
+  /** Ask for a read soon (after an append) instead of waiting for the next poll; bursts share one read. */
   wake(): void {
-    this.wakeUp?.();
+    if (this.stopping) return;
+    this.woken = true;
+    if (this.wakeUp) this.scheduleWakeUp();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake();
+    this.release?.();
     await this.running;
   }
 
@@ -46,6 +64,7 @@ export class ChangeFeedPump {
     let cursor = await this.feed.loadCheckpoint(this.options.name);
     let handled = 0;
     for (;;) {
+      this.woken = false; // wake-ups from here on may be for events this read does not see yet
       const batch = await this.feed.readFeed(cursor, this.options.batchSize);
       if (batch.events.length === 0 || batch.cursor === null) return handled;
       await this.handler(batch.events, invocationContext(this.options.name));
@@ -66,15 +85,29 @@ export class ChangeFeedPump {
       } catch (error) {
         failures += 1;
         console.error(`change-feed pump ${this.options.name}: batch failed (${error instanceof Error ? error.name : 'unknown'}), retry ${failures}`);
-        await this.idle(Math.min(30_000, this.options.intervalMs * 2 ** failures));
+        await this.idle(Math.min(30_000, this.options.intervalMs * 2 ** failures), { backoff: true });
       }
     }
   }
 
-  private async idle(ms: number): Promise<void> {
+  /** Waits `ms`, or less when woken (not during a failure's backoff: a wake-up must not turn it into a hot retry loop). */
+  private async idle(ms: number, { backoff = false } = {}): Promise<void> {
     if (this.stopping) return;
-    const woken = new Promise<void>((resolve) => (this.wakeUp = resolve));
-    await Promise.race([sleep(ms), woken]);
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      this.release = resolve;
+      this.wakeUp = backoff ? undefined : resolve;
+      if (!backoff && this.woken) this.scheduleWakeUp(); // woken during the pass that just ended
+    });
+    clearTimeout(timer);
+    clearTimeout(this.wakeTimer);
+    this.wakeTimer = undefined;
     this.wakeUp = undefined;
+    this.release = undefined;
+  }
+
+  private scheduleWakeUp(): void {
+    this.wakeTimer ??= setTimeout(() => this.wakeUp?.(), this.coalesceMs);
   }
 }

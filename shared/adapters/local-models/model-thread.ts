@@ -1,0 +1,152 @@
+import { Worker } from 'node:worker_threads';
+import type { ChatTaskInput, ChatTaskName } from '../../application/model-tasks.js';
+import type { ErrorCode } from '../../contracts/problem.js';
+import { MemoryError } from '../../domain/errors.js';
+import type { LoadEncoder } from './use-lite.js';
+
+/** What the main thread asks the model thread (model-worker.ts). */
+export type ModelRequest =
+  | { id: number; op: 'load' }
+  | { id: number; op: 'embed'; texts: string[] }
+  | { id: number; op: 'solve'; task: string; input: unknown };
+
+/** The model thread's answer to one request: raw vectors (row-major float32), a task's unvalidated output, or an error. */
+export type ModelReply =
+  | { id: number; ok: true; vectors?: { rows: number; dimensions: number; data: Float32Array }; output?: unknown }
+  | { id: number; ok: false; error: { message: string; code?: ErrorCode; details?: Record<string, unknown> } };
+
+export interface ModelThreadData {
+  nice: number;
+}
+
+export interface ModelThreadOptions {
+  /**
+   * Linux nice value for the thread (default 10; 0 keeps the process's priority). Model work is background work
+   * (projection, reflection): when the CPU is saturated, requests get it first and the projection catches up when the
+   * load drops. Where the kernel's autogroup scheduling is on (as on the machines this was measured on), a nice value
+   * ranks threads within the process's session only; where it is off, also against other busy processes.
+   */
+  nice?: number;
+  /** The worker module (tests substitute one). Default: model-worker next to this module, `.ts` or `.js` like it. */
+  entry?: URL;
+}
+
+type Request = ModelRequest extends infer R ? (R extends ModelRequest ? Omit<R, 'id'> : never) : never;
+type Success = Extract<ModelReply, { ok: true }>;
+
+const CLOSED = 'The offline models were closed';
+
+/**
+ * The offline models' own thread (a `worker_threads` Worker running model-worker.ts): TensorFlow.js inference and the
+ * local chat model's rules run there, so a projection embedding turns never holds up the requests this thread serves.
+ * - Lazy: the thread starts on the first request, and the model loads in it on the first `load` or `embed`.
+ * - Requests are answered one at a time, chat tasks before waiting embedding batches. A request that fails in the
+ *   thread rejects with a MemoryError (the thread's own code when it threw one, `internal` otherwise).
+ * - If the thread dies (an uncaught error, an out-of-memory exit), every request in flight rejects with an error that
+ *   says so, and the next request starts a new thread.
+ * - It keeps the process alive only while a request is in flight, and `close()` terminates it (the runtime's close).
+ */
+export class ModelThread {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, { resolve: (reply: Success) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+  private closed = false;
+  /** How many threads were started: 1 after the first request, one more after each crash. */
+  starts = 0;
+
+  constructor(private readonly options: ModelThreadOptions = {}) {}
+
+  /** A loader for SentenceEncoderEmbedder: the model loads (and later runs) in this thread. */
+  readonly encoder: LoadEncoder = async () => {
+    await this.request({ op: 'load' });
+    return { embed: (texts: string[]) => this.embed(texts) };
+  };
+
+  /** The sentence encoder's raw (unnormalised) vectors, one per text unless the model dropped a row. */
+  async embed(texts: readonly string[]): Promise<number[][]> {
+    const { vectors } = await this.request({ op: 'embed', texts: [...texts] });
+    if (!vectors) throw new MemoryError('internal', 'The offline model thread answered an embed request without vectors');
+    const { rows, dimensions, data } = vectors;
+    return Array.from({ length: rows }, (_, i) => Array.from(data.subarray(i * dimensions, (i + 1) * dimensions)));
+  }
+
+  /** Runs a local chat task's rules in the thread; the caller validates input and output. */
+  async solve<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<unknown> {
+    return (await this.request({ op: 'solve', task, input })).output;
+  }
+
+  /** Terminates the thread; requests in flight and later ones reject. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker;
+    this.worker = undefined;
+    this.failAll(new MemoryError('internal', CLOSED));
+    await worker?.terminate();
+  }
+
+  private request(body: Request): Promise<Success> {
+    if (this.closed) return Promise.reject(new MemoryError('internal', CLOSED));
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise<Success>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) worker.ref();
+      try {
+        worker.postMessage({ ...body, id });
+      } catch (error) {
+        this.settle(worker, id);
+        reject(new MemoryError('internal', `The offline model thread could not be sent the request: ${error instanceof Error ? error.message : String(error)}`));
+      }
+    });
+  }
+
+  private start(): Worker {
+    const worker = spawn(this.options.entry ?? defaultEntry(), { nice: this.options.nice ?? 10 });
+    this.worker = worker;
+    this.starts += 1;
+    worker.unref();
+    let failure: Error | undefined;
+    worker.on('message', (reply: ModelReply) => {
+      const waiting = this.pending.get(reply.id);
+      if (!waiting) return;
+      this.settle(worker, reply.id);
+      if (reply.ok) waiting.resolve(reply);
+      else waiting.reject(new MemoryError(reply.error.code ?? 'internal', reply.error.code ? reply.error.message : `The offline model thread failed: ${reply.error.message}`, reply.error.details ?? {}));
+    });
+    worker.on('messageerror', (error) => {
+      failure = error;
+      void worker.terminate();
+    });
+    worker.on('error', (error) => (failure = error));
+    worker.on('exit', (code) => {
+      if (this.worker !== worker) return; // closed (or already replaced): nothing in flight belongs to it
+      this.worker = undefined;
+      const why = failure ? `${failure.name}: ${failure.message}` : `exit code ${code}`;
+      this.failAll(new MemoryError('internal', `The offline model thread stopped (${why}); the next call starts a new one`));
+    });
+    return worker;
+  }
+
+  private settle(worker: Worker, id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) worker.unref();
+  }
+
+  private failAll(error: MemoryError): void {
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const w of waiting) w.reject(error);
+  }
+}
+
+/** model-worker next to this module: `.ts` when running from source (tsx, vitest), `.js` when compiled to dist. */
+function defaultEntry(): URL {
+  return new URL(`./model-worker.${new URL(import.meta.url).pathname.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url);
+}
+
+function spawn(entry: URL, workerData: ModelThreadData): Worker {
+  if (!entry.pathname.endsWith('.ts')) return new Worker(entry, { workerData });
+  // From TypeScript source: a worker does not inherit the main thread's loader hooks, so it registers tsx first.
+  const boot = [`import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))};`, 'register();', `await import(${JSON.stringify(entry.href)});`].join('\n');
+  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData });
+}
