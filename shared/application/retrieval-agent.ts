@@ -35,7 +35,7 @@ const TOOL_SOURCES: Record<(typeof RETRIEVAL_TOOLS)[number], { sources: readonly
  * tool's results do not fill topK alone), and its answer. Offline, the local model plays a deterministic planner
  * (every tool once, then an extractive answer).
  */
-export async function retrieveWithAgent(deps: Pick<Deps, 'search' | 'embedder' | 'memory' | 'chat' | 'insights' | 'directory'>, userId: string, body: FactSearchBody): Promise<FactSearchResult> {
+export async function retrieveWithAgent(deps: Pick<Deps, 'search' | 'embedder' | 'memory' | 'chat' | 'clock' | 'insights' | 'directory'>, userId: string, body: FactSearchBody): Promise<FactSearchResult> {
   const scoped = { ...body, mode: 'search' as const };
   const tools: Tool[] = Object.entries(TOOL_SOURCES).flatMap(([name, tool]) => {
     const sources = tool.sources.filter((s) => !body.sources || body.sources.includes(s));

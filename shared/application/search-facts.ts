@@ -1,14 +1,18 @@
 import { FactSource, type Fact, type FactSearchBody, type FactSearchResult, type Retriever } from '../contracts/facts.js';
 import { reciprocalRankFusion } from '../domain/ranking.js';
+import { isWithin, periodNamedIn } from '../domain/time-expressions.js';
 import { countTokens } from '../domain/tokens.js';
 import type { Deps } from './ports.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit, TurnHit, WindowHit } from './search-ports.js';
 import { searchMemories, type ArtifactDeps, type MemoryHit } from './artifacts.js';
 
-type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory'> & Partial<Pick<ArtifactDeps, 'detail'>> & Partial<Pick<Deps, 'insights' | 'directory'>>;
+type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Partial<Pick<ArtifactDeps, 'detail'>> & Partial<Pick<Deps, 'insights' | 'directory'>>;
 
-/** How much a window's rank lends to each of its turns: a turn in a matching conversation stretch is more likely relevant. */
-const WINDOW_TO_TURN_WEIGHT = 0.5;
+/**
+ * How much a window's fused score lends to each of its turns: a turn in a matching stretch of conversation is more
+ * likely relevant. Full weight measured slightly better on LoCoMo than half (R@10 +0.004, R@25 +0.002 in-memory).
+ */
+const WINDOW_TO_TURN_WEIGHT = 1;
 /**
  * Weight of each ranking in the fusion. Full text leads: on LoCoMo turn retrieval BM25 alone beats the offline
  * sentence encoder alone by a wide margin (see README, Fact search), and an equal vote lets weak vector ranks dilute it.
@@ -19,6 +23,11 @@ const RETRIEVER_WEIGHTS: Record<Retriever | 'summaryVector', number> = { fulltex
  * said, so their turns score this much higher. On LoCoMo this lifted R@10 by about 0.03 (README, Fact search).
  */
 const NAMED_SPEAKER_BOOST = 0.3;
+/**
+ * A query that names a period ("last May", "in July 2023") is about what happened then: facts from that period score
+ * this much higher. A boost, not a filter (`from`/`to` filter), since a parse can be wrong. LoCoMo: R@10 +0.01.
+ */
+const NAMED_PERIOD_BOOST = 1;
 /** Candidates fetched per ranked list before fusion. */
 const POOL = 100;
 /**
@@ -52,12 +61,15 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
 
   const windowRetrievers: (Retriever | 'summaryVector')[] = [...retrievers, ...(retrievers.includes('vector') ? (['summaryVector'] as const) : [])];
   const detail = deps.detail;
-  const [turnLists, windowLists, artifacts, distilled] = await Promise.all([
+  const searches = Promise.all([
     sources.has('turns') ? Promise.all(retrievers.map((r) => deps.search.turns(query, r))) : Promise.resolve([] as TurnHit[][]),
     sources.has('turns') || sources.has('interactions') ? Promise.all(windowRetrievers.map((r) => deps.search.interactions(query, r))) : Promise.resolve([] as WindowHit[][]),
     sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, userId, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
     insightAndSummaryFacts(deps, query, retrievers, sources),
   ]);
+  // Parsed while the searches run: the date parser is the costly part of reading a query.
+  const period = periodNamedIn(body.query, deps.clock.now());
+  const [turnLists, windowLists, artifacts, distilled] = await searches;
 
   const windows = reciprocalRankFusion(windowLists.map((items, i) => ({ items, weight: RETRIEVER_WEIGHTS[windowRetrievers[i]!] })), (w: WindowHit) => w.id);
   const facts: { fact: Omit<Fact, 'score' | 'tokens'>; score: number }[] = [];
@@ -79,6 +91,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   // Artifacts are ranked by word match; the same RRF scale puts them among the conversation facts.
   artifacts.filter((a) => matchesFilters(a, query.filters)).forEach((item, index) => facts.push({ fact: artifactFact(item), score: 1 / (60 + index + 1) }));
   facts.push(...distilled);
+  if (period) for (const f of facts) if (isWithin(period, f.fact.timestamp)) f.score *= 1 + NAMED_PERIOD_BOOST;
   facts.sort((a, b) => b.score - a.score);
   return pack(facts, topK, body.minScore ?? 0, body.maxTokens);
 }

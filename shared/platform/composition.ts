@@ -3,7 +3,7 @@ import type { ChangeFeed, Deps, ReflectionConfig, Stores } from '../application/
 import { openPglite, openPostgres } from '../adapters/postgres/db.js';
 import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
-import { assertOneEmbeddingModel } from '../adapters/postgres/search.js';
+import { assertOneEmbeddingModel, ensureVectorIndexes } from '../adapters/postgres/search.js';
 import { createLocalModels } from '../adapters/local-models/index.js';
 import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
@@ -63,6 +63,7 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
   await migrate(db);
   await assertOneEmbeddingModel(db, embeddingModel);
+  await ensureVectorIndexes(db, embeddingModel, s.EMBEDDING_DIMENSIONS);
   const stores = postgresStores(db);
   return { backend: db.kind, changeFeed: stores.events, ...stores, artifacts: new PostgresArtifactStore(db) };
 }

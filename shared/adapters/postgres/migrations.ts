@@ -235,6 +235,85 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE memory_turns ALTER COLUMN speaker SET NOT NULL;
     `,
   },
+  {
+    version: 7,
+    name: 'fact search at scale: BM25 postings, vectors stored inline, HNSW search function',
+    sql: `
+      DO $check$ BEGIN
+        IF (SELECT string_to_array(extversion, '.')::int[] < ARRAY[0, 8] FROM pg_extension WHERE extname = 'vector') THEN
+          RAISE EXCEPTION 'pgvector 0.8 or later is needed (iterative HNSW scans): ALTER EXTENSION vector UPDATE';
+        END IF;
+      END $check$;
+
+      -- The inverted index of turn BM25: one posting per user, lexeme and turn, with the lexeme's frequency in the turn
+      -- (its positions in the tsvector, as before) and the turn's length, so a search reads only its terms' postings.
+      -- It replaces the GIN index on memory_turns.tsv, which matched every user's turns and left tf to unnest.
+      CREATE TABLE memory_turn_terms (
+        user_id    text NOT NULL,
+        lexeme     text COLLATE "C" NOT NULL,
+        session_id text NOT NULL,
+        seq        integer NOT NULL,
+        tf         integer,
+        doc_len    integer NOT NULL,
+        PRIMARY KEY (user_id, lexeme, session_id, seq)
+      );
+      INSERT INTO memory_turn_terms (user_id, lexeme, session_id, seq, tf, doc_len)
+      SELECT t.user_id, l.lexeme, t.session_id, t.seq, array_length(l.positions, 1), t.doc_len
+      FROM memory_turns t CROSS JOIN unnest(t.tsv) AS l(lexeme, positions, weights);
+      DROP INDEX memory_turns_tsv;
+
+      -- pgvector's type stores vectors out of line once a row passes 2 kB (512 dimensions do), so every exact distance
+      -- paid a TOAST lookup. MAIN keeps them in the row unless it cannot fit a page. New rows only; old ones stay valid.
+      ALTER TABLE memory_turns ALTER COLUMN vector SET STORAGE MAIN;
+      ALTER TABLE interactions ALTER COLUMN content_vector SET STORAGE MAIN, ALTER COLUMN summary_vector SET STORAGE MAIN;
+      ALTER TABLE insights ALTER COLUMN vector SET STORAGE MAIN;
+
+      -- One vector search in one round trip (PGlite runs one statement at a time, so each costs): counts the user's
+      -- rows with p_size; above p_max_exact runs p_hnsw, the HNSW query, as an iterative scan with sorting off (the
+      -- only plan left that yields rows in distance order is the index walk, whatever the planner guesses of the
+      -- user's share), and keeps its rows if it found p_limit; otherwise runs p_exact, the exact scan. The queries
+      -- take their parameters as one text array ($1). The SET clauses keep every setting inside the call.
+      CREATE FUNCTION memory_nearest(p_size text, p_max_exact integer, p_hnsw text, p_exact text, p_ef_search integer, p_limit integer, p_params text[])
+      RETURNS SETOF jsonb LANGUAGE plpgsql
+      SET enable_sort = on SET hnsw.iterative_scan = relaxed_order SET hnsw.ef_search = 40 AS $fn$
+      DECLARE
+        v_size integer;
+        v_rows jsonb[];
+      BEGIN
+        IF p_hnsw IS NOT NULL THEN
+          EXECUTE p_size INTO v_size USING p_params;
+        END IF;
+        IF coalesce(v_size, 0) > p_max_exact THEN
+          PERFORM set_config('hnsw.ef_search', p_ef_search::text, true), set_config('enable_sort', 'off', true);
+          EXECUTE format('SELECT array_agg(to_jsonb(r) ORDER BY r.distance) FROM (%s) r', p_hnsw) INTO v_rows USING p_params;
+          PERFORM set_config('enable_sort', 'on', true);
+          IF coalesce(cardinality(v_rows), 0) >= p_limit THEN
+            RETURN QUERY SELECT unnest(v_rows);
+            RETURN;
+          END IF;
+        END IF;
+        RETURN QUERY EXECUTE format('SELECT to_jsonb(r) FROM (%s) r', p_exact) USING p_params;
+      END
+      $fn$;
+    `,
+  },
+  {
+    version: 8,
+    name: 'detail memory: TTL classes and the expiry sweep',
+    sql: `
+      -- When an artifact stops existing for readers (NULL = permanent, as every artifact written before this is).
+      ALTER TABLE artifacts ADD COLUMN expires_at timestamptz;
+      CREATE INDEX artifacts_expiry ON artifacts (user_id, expires_at) WHERE expires_at IS NOT NULL;
+      -- The sweep's queue: blobs whose artifacts are gone (queued in the statement that deletes them), dropped once the
+      -- blob is deleted, so a crash between the two never loses a blob.
+      CREATE TABLE artifact_blob_deletions (
+        user_id   text NOT NULL,
+        blob_name text NOT NULL,
+        queued_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (user_id, blob_name)
+      );
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

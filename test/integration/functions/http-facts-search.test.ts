@@ -109,6 +109,11 @@ describe('http-facts-search', () => {
     expect(await ask('Where did Anna go hiking last summer?')).toEqual(['anna-1', 'ben-1']);
   });
 
+  it('ranks facts from a period the query names first', async () => {
+    const { body } = await search({ query: 'What did the user tell me in May 2025?', sources: ['turns'], topK: 3 });
+    expect(body.facts[0]!.turnIds).toEqual(['pets-user']);
+  });
+
   it('rejects a bad request with 400', async () => {
     expect((await search({ query: '' })).status).toBe(400);
     expect((await search({ query: 'x', topK: 0 })).status).toBe(400);

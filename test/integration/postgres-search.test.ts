@@ -1,0 +1,324 @@
+import { describe, expect, it } from 'vitest';
+import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
+import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.js';
+import { postgresStores } from '../../shared/adapters/postgres/stores.js';
+import { bm25Sql, ensureVectorIndexes, hnswIndexName, hnswVectorType, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import type { IndexedTurn, SearchQuery } from '../../shared/application/search-ports.js';
+import type { InteractionDocument } from '../../shared/contracts/interactions.js';
+
+const MODEL = 'test-model';
+const DIMS = 8;
+
+/** A deterministic generator, so every run sees the same corpus. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const unit = (v: number[]) => {
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+};
+
+async function openDb(): Promise<Db> {
+  const db = await openPglite(undefined);
+  await migrate(db);
+  return db;
+}
+
+/** Records every statement, so a test can EXPLAIN the one the adapter ran. */
+function recording(db: Db): { db: Db; log: { sql: string; params: unknown[] | undefined }[] } {
+  const log: { sql: string; params: unknown[] | undefined }[] = [];
+  const wrap = (q: Queryable): Queryable => ({
+    query: (sql, params) => {
+      log.push({ sql, params });
+      return q.query(sql, params);
+    },
+    exec: (sql) => q.exec(sql),
+  });
+  return { db: { ...db, ...wrap(db), transaction: (fn) => db.transaction((tx) => fn(wrap(tx))) }, log };
+}
+
+const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
+
+function turn(userId: string, sessionId: string, seq: number, text: string, vector: number[], extra: Partial<IndexedTurn> = {}): IndexedTurn {
+  return { userId, sessionId, seq, turnId: `${userId}/${sessionId}/${seq}`, speaker: 'user', text, matchText: text, timestamp: at(seq), embeddingModel: MODEL, vector, ...extra };
+}
+
+const query = (userId: string, text: string, limit: number, vector?: number[], filters: SearchQuery['filters'] = {}): SearchQuery => ({
+  userId,
+  text,
+  ...(vector && { vector: { model: MODEL, values: vector } }),
+  limit,
+  filters,
+});
+
+/** The turn BM25 as it was computed before the postings table (migration 7): over the tsvectors, in SQL. */
+const previousBm25 = (filters: string) => `WITH q AS MATERIALIZED (
+    SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
+  ), stats AS MATERIALIZED (
+    SELECT greatest(docs, 1)::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1) AS avgdl FROM memory_turn_stats WHERE user_id = $1
+  ), df AS MATERIALIZED (
+    SELECT q.lexeme, (SELECT count(*) FROM memory_turns d WHERE d.user_id = $1 AND d.tsv @@ to_tsquery('simple', quote_literal(q.lexeme)))::float8 AS df FROM q
+  ), candidates AS (
+    SELECT t.* FROM memory_turns t
+    WHERE t.user_id = $1 AND t.tsv @@ (SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) FROM q) ${filters}
+  ), scored AS (
+    SELECT c.session_id, c.seq,
+           sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+               * (array_length(u.positions, 1) * 2.2)
+               / (array_length(u.positions, 1) + 1.2 * (1 - 0.75 + 0.75 * c.doc_len / s.avgdl))) AS score
+    FROM candidates c CROSS JOIN stats s
+    CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
+    JOIN df ON df.lexeme = u.lexeme
+    GROUP BY c.session_id, c.seq
+  )
+  SELECT t.session_id, t.seq, scored.score FROM scored JOIN memory_turns t ON t.user_id = $1 AND t.session_id = scored.session_id AND t.seq = scored.seq
+  ORDER BY scored.score DESC, t.occurred_at DESC LIMIT $3`;
+
+/** BM25 computed here from the stored tsvectors' term frequencies: N, avgdl and df counted from the rows themselves. */
+async function independentBm25(db: Db, userId: string, text: string): Promise<{ key: string; score: number }[]> {
+  const lexemes = (await db.query<{ lexeme: string }>(`SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`, [text])).map((r) => r.lexeme);
+  const docs = await db.query<{ key: string; doc_len: number; at: string; terms: [string, number][] }>(
+    `SELECT session_id || '#' || seq AS key, doc_len, occurred_at::text AS at,
+            (SELECT json_agg(json_build_array(lexeme, array_length(positions, 1))) FROM unnest(tsv)) AS terms
+     FROM memory_turns WHERE user_id = $1`,
+    [userId],
+  );
+  const n = docs.length;
+  const avgdl = Math.max(docs.reduce((s, d) => s + d.doc_len, 0) / n, 1);
+  const df = new Map(lexemes.map((l) => [l, docs.filter((d) => d.terms.some(([x]) => x === l)).length]));
+  const scored = docs.flatMap((d) => {
+    const tf = new Map(d.terms);
+    const matching = lexemes.filter((l) => tf.has(l));
+    if (matching.length === 0) return [];
+    const score = matching.reduce((sum, l) => {
+      const f = tf.get(l)!;
+      const idf = Math.log(1 + (n - df.get(l)! + 0.5) / (df.get(l)! + 0.5));
+      return sum + (idf * (f * 2.2)) / (f + 1.2 * (1 - 0.75 + (0.75 * d.doc_len) / avgdl));
+    }, 0);
+    return [{ key: d.key, score, at: d.at }];
+  });
+  return scored.sort((a, b) => b.score - a.score || (a.at < b.at ? 1 : -1)).map(({ key, score }) => ({ key, score }));
+}
+
+describe('turn BM25 over postings', () => {
+  // Words that repeat across turns (and within one: tf > 1), inflected forms that share a stem, and stop words.
+  const WORDS = ['paint', 'painting', 'painted', 'lake', 'sunset', 'dog', 'dogs', 'hike', 'hiking', 'camp', 'guitar', 'music', 'school', 'teacher', 'career', 'adopt', 'family', 'friend', 'support', 'group', 'pottery', 'class', 'beach', 'book', 'read', 'the', 'a', 'and', 'to', 'my', 'was', 'with', 'Melanie', 'Caroline', 'run', 'running', 'charity', 'race', 'mental', 'health'];
+  const QUERIES = ['painting at the lake', 'What did Caroline do with the support group?', 'dogs hiking camp', 'guitar music school teacher career', 'charity race running', 'the a and', 'zebra unicorn', 'Melanie pottery class beach book'];
+
+  async function corpus() {
+    const db = await openDb();
+    const search = new PostgresSearchIndex(db);
+    const random = rng(42);
+    const sentence = () => Array.from({ length: 4 + Math.floor(random() * 30) }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
+    const turns: IndexedTurn[] = [];
+    for (let i = 0; i < 160; i++) {
+      const userId = i % 4 === 3 ? 'other' : 'u';
+      const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}`;
+      turns.push(turn(userId, `s${i % 5}`, i, text, unit([1, i, 0, 0, 0, 0, 0, 1]), { matchText: `${sentence()}\n${text}`, agentId: i % 3 ? 'agent-a' : 'agent-b' }));
+    }
+    for (let i = 0; i < turns.length; i += 40) await search.indexTurns(turns.slice(i, i + 40));
+    // Indexed again with other words: the old postings go, the statistics follow.
+    await search.indexTurns(turns.filter((_, i) => i % 7 === 0).map((t) => ({ ...t, matchText: `${sentence()} ${sentence()}` })));
+    return { db, search };
+  }
+
+  it('ranks and scores as BM25 computed independently, and as the previous SQL over the tsvectors', async () => {
+    const { db, search } = await corpus();
+    for (const text of QUERIES) {
+      const expected = await independentBm25(db, 'u', text);
+      const got = await db.query<{ session_id: string; seq: number; score: number }>(bm25Sql(''), ['u', text, 1000]);
+      expect(got.map((r) => `${r.session_id}#${r.seq}`), text).toEqual(expected.map((e) => e.key));
+      got.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i]!.score, 9));
+      const previous = await db.query<{ session_id: string; seq: number; score: number }>(previousBm25(''), ['u', text, 1000]);
+      expect(got.map((r) => `${r.session_id}#${r.seq}`)).toEqual(previous.map((r) => `${r.session_id}#${r.seq}`));
+      got.forEach((r, i) => expect(r.score).toBeCloseTo(previous[i]!.score, 12));
+      // The adapter returns that ranking, cut at the limit.
+      const hits = await search.turns(query('u', text, 25), 'fulltext');
+      expect(hits.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(expected.slice(0, 25).map((e) => e.key));
+    }
+    expect((await search.turns(query('u', 'painting', 10), 'fulltext')).length).toBe(10);
+    expect(await search.turns(query('nobody', 'painting', 10), 'fulltext')).toEqual([]);
+    await db.close();
+  }, 60_000);
+
+  it('applies session, agent and time filters to candidates, with the statistics of all the user turns', async () => {
+    const { db, search } = await corpus();
+    const cases: { filters: SearchQuery['filters']; sql: string; params: unknown[] }[] = [
+      { filters: { sessionId: 's2' }, sql: 'AND t.session_id = $4', params: ['s2'] },
+      { filters: { agentId: 'agent-b' }, sql: 'AND t.agent_id = $4', params: ['agent-b'] },
+      { filters: { from: at(40), to: at(120) }, sql: 'AND t.occurred_at >= $4::timestamptz AND t.occurred_at <= $5::timestamptz', params: [at(40), at(120)] },
+    ];
+    for (const { filters, sql, params } of cases) {
+      for (const text of QUERIES) {
+        const previous = await db.query<{ session_id: string; seq: number }>(previousBm25(sql), ['u', text, 30, ...params]);
+        const hits = await search.turns(query('u', text, 30, undefined, filters), 'fulltext');
+        expect(hits.map((h) => `${h.sessionId}#${h.seq}`), `${text} ${JSON.stringify(filters)}`).toEqual(previous.map((r) => `${r.session_id}#${r.seq}`));
+      }
+    }
+    await db.close();
+  }, 60_000);
+
+  it('backfills the postings of turns indexed before migration 7', async () => {
+    const db = await openPglite(undefined);
+    await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    for (const m of MIGRATIONS.filter((m) => m.version < 7)) {
+      await db.exec(m.sql);
+      await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+    }
+    // As the previous adapter wrote them: the row with its tsvector and length, and the user's statistics.
+    const texts = ['user: painting at the lake at sunset', 'user: my dogs love the lake', 'assistant: painting dogs is hard'];
+    for (const [i, text] of texts.entries()) {
+      await db.query(
+        `INSERT INTO memory_turns (user_id, session_id, seq, turn_id, speaker, text, occurred_at, tsv, doc_len, embedding_model, vector)
+         VALUES ('u', 's', $1, $2, 'user', $3, $4, to_tsvector('english', $3), $5, $6, '[1,0,0]')`,
+        [i + 1, `t${i}`, text, at(i), text.split(/\s+/).length, MODEL],
+      );
+    }
+    await db.query(`INSERT INTO memory_turn_stats VALUES ('u', 3, $1)`, [texts.join(' ').split(/\s+/).length]);
+    expect(await migrate(db)).toContain(7);
+    const search = new PostgresSearchIndex(db);
+    const hits = await search.turns(query('u', 'painting the lake', 10), 'fulltext');
+    expect(hits.map((h) => h.seq)).toEqual((await independentBm25(db, 'u', 'painting the lake')).map((e) => Number(e.key.split('#')[1])));
+    expect(hits).toHaveLength(3);
+    await db.close();
+  }, 60_000);
+});
+
+describe('vector search with HNSW', () => {
+  /**
+   * Runs the HNSW statement the adapter handed to memory_nearest, as memory_nearest runs it (its parameters are one
+   * text array), with the given iterative-scan mode: its plan and its rows.
+   */
+  async function runHnsw(db: Db, call: { params: unknown[] | undefined }, iterative: 'relaxed_order' | 'off') {
+    const [, , hnsw, , efSearch, , params] = call.params as [string, number, string, string, number, number, string[]];
+    const sql = hnsw.replaceAll('($1)', '($1::text[])');
+    return db.transaction(async (tx) => {
+      await tx.query("SELECT set_config('hnsw.iterative_scan', $1, true), set_config('hnsw.ef_search', $2, true), set_config('enable_sort', 'off', true)", [iterative, String(efSearch)]);
+      const plan = (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, [params])).map((r) => r['QUERY PLAN']).join('\n');
+      return { plan, rows: await tx.query<Record<string, unknown>>(sql, [params]) };
+    });
+  }
+
+  const exactTop = async (db: Db, table: string, column: string, key: string, userId: string, vector: number[], limit: number, where = '') =>
+    (await db.query<{ k: string }>(`SELECT ${key} AS k FROM ${table} WHERE user_id = $1 ${where} ORDER BY ${column} <=> $2::vector LIMIT $3`, [userId, JSON.stringify(vector), limit])).map((r) => r.k);
+
+  it('creates one partial expression index per vector column and embedding model, idempotently', async () => {
+    const db = await openDb();
+    await ensureVectorIndexes(db, MODEL, DIMS);
+    await ensureVectorIndexes(db, MODEL, DIMS);
+    await ensureVectorIndexes(db, "other 'model'", 3072);
+    await ensureVectorIndexes(db, 'huge', 8192);
+    const indexes = await db.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%hnsw%' ORDER BY indexname`);
+    expect(indexes).toHaveLength(6);
+    const turnIndex = indexes.find((i) => i.indexname === hnswIndexName('memory_turns', 'vector', MODEL, DIMS))!;
+    expect(turnIndex.indexdef).toMatch(/USING hnsw \(\(\(vector\)::vector\(8\)\) vector_cosine_ops\) WHERE \(\(embedding_model = 'test-model'::text\) AND \(vector_dims\(vector\) = 8\)\)/);
+    const halfvec = indexes.find((i) => i.indexname === hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072))!;
+    expect(halfvec.indexdef).toMatch(/\(\(summary_vector\)::halfvec\(3072\)\) halfvec_cosine_ops\) WHERE \(\(embedding_model = 'other ''model'''::text\)/);
+    expect([hnswVectorType(512), hnswVectorType(2000), hnswVectorType(2001), hnswVectorType(4000), hnswVectorType(4001)]).toEqual(['vector(512)', 'vector(2000)', 'halfvec(2001)', 'halfvec(4000)', null]);
+    await db.close();
+  }, 60_000);
+
+  it('refuses pgvector before 0.8, which has no iterative scans', async () => {
+    const old = { query: async () => [{ version: '0.7.4' }], exec: async () => undefined } as unknown as Queryable;
+    const db = { kind: 'postgres', ...old, transaction: (fn: (tx: Queryable) => Promise<unknown>) => fn(old), close: async () => undefined } as unknown as Db;
+    await expect(ensureVectorIndexes(db, MODEL, DIMS)).rejects.toThrow(/pgvector 0\.8 or later .* has 0\.7\.4/);
+  });
+
+  it('answers a large user from the HNSW index, with every user seeing only their own nearest rows', async () => {
+    const base = await openDb();
+    await ensureVectorIndexes(base, MODEL, DIMS);
+    const { db, log } = recording(base);
+    const search = new PostgresSearchIndex(db, { exactScanMaxRows: 150 });
+    const stores = postgresStores(base);
+    const random = rng(7);
+    const noisy = (center: number[], spread: number) => unit(center.map((x) => x + spread * (random() - 0.5)));
+    const target = unit([1, 1, 1, 1, 0, 0, 0, 0]);
+    // Twenty small users whose vectors crowd around the query, and one large user whose vectors are spread out: an
+    // index walk that stopped at ef_search candidates would find no row of the large user.
+    const users = [...Array.from({ length: 20 }, (_, u) => ({ id: `small-${u}`, rows: 120, spread: 0.3 })), { id: 'large', rows: 600, spread: 2 }];
+    for (const user of users) {
+      const vectors = Array.from({ length: user.rows }, () => noisy(target, user.spread));
+      await search.indexTurns(vectors.map((v, i) => turn(user.id, `s${i % 10}`, i + 1, `user: turn ${i}`, v, { agentId: i % 50 === 0 ? 'rare' : 'usual' })));
+      await stores.interactions.upsert(
+        vectors.map(
+          (v, i): InteractionDocument => ({
+            schemaVersion: 1,
+            id: `${user.id}/w${i}`,
+            userId: user.id,
+            sessionId: `s${i % 10}`,
+            agentIds: [],
+            turnIds: [`t${i}`],
+            seqRange: [i + 1, i + 1],
+            startedAt: at(i),
+            endedAt: at(i),
+            content: `window ${i}`,
+            summary: `summary ${i}`,
+            topics: [],
+            entities: [],
+            embeddingModel: MODEL,
+            contentVector: v,
+            summaryVector: noisy(target, user.spread),
+            createdAt: at(i),
+          }),
+        ),
+      );
+    }
+    const q = noisy(target, 0.1);
+
+    // The large user: the HNSW statement, planned on the model's index, finds the limit of the user's rows, so
+    // memory_nearest keeps them; without the iterative scan the walk would stop among the small users' vectors.
+    for (const [run, table, column, key] of [
+      [() => search.turns(query('large', '', 50, q), 'vector'), 'memory_turns', 'vector', `session_id || '#' || seq`],
+      [() => search.interactions(query('large', '', 50, q), 'vector'), 'interactions', 'content_vector', 'id'],
+      [() => search.interactions(query('large', '', 50, q), 'summaryVector'), 'interactions', 'summary_vector', 'id'],
+    ] as const) {
+      log.length = 0;
+      const hits = await run();
+      const keys = hits.map((h) => ('id' in h ? h.id : `${h.sessionId}#${h.seq}`));
+      const calls = log.filter((l) => l.sql.includes('memory_nearest'));
+      expect(calls, column).toHaveLength(1);
+      const relaxed = await runHnsw(base, calls[0]!, 'relaxed_order');
+      expect(relaxed.plan, column).toContain(`Index Scan using ${hnswIndexName(table, column, MODEL, DIMS)}`);
+      expect(relaxed.rows.map((r) => ('turn_id' in r ? `${String(r.session_id)}#${String(r.seq)}` : r.id))).toEqual(keys);
+      expect((await runHnsw(base, calls[0]!, 'off')).rows.length, column).toBeLessThan(10);
+      const truth = await exactTop(base, table, column, key, 'large', q, 50);
+      expect(new Set(keys).size).toBe(50);
+      expect(keys.filter((k) => truth.includes(k)).length / 50, column).toBeGreaterThanOrEqual(0.9);
+      expect(hits.every((h) => ('id' in h ? h.id : h.turnId).startsWith('large/')), column).toBe(true);
+    }
+
+    // Small users: an exact scan of their own rows.
+    for (const user of ['small-0', 'small-7']) {
+      const hits = await search.turns(query(user, '', 30, q), 'vector');
+      expect(hits.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, user, q, 30));
+    }
+
+    // A narrow filter on the large user: the index walk gives up short of the limit, and the exact scan answers.
+    const rare = await search.turns(query('large', '', 30, q, { agentId: 'rare' }), 'vector');
+    expect(rare.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, 'large', q, 30, `AND agent_id = 'rare'`));
+    expect(rare).toHaveLength(12);
+    await base.close();
+  }, 120_000);
+
+  it('searches vectors too large for an HNSW index exactly', async () => {
+    const base = await openDb();
+    await ensureVectorIndexes(base, MODEL, 4100);
+    const { db, log } = recording(base);
+    const search = new PostgresSearchIndex(db, { exactScanMaxRows: 2 });
+    const random = rng(3);
+    const vectors = Array.from({ length: 6 }, () => unit(Array.from({ length: 4100 }, () => random() - 0.5)));
+    await search.indexTurns(vectors.map((v, i) => turn('u', 's', i + 1, `user: ${i}`, v)));
+    const hits = await search.turns(query('u', '', 3, vectors[4]), 'vector');
+    expect(hits[0]!.seq).toBe(5);
+    // No HNSW statement: memory_nearest scans exactly.
+    expect(log.find((l) => l.sql.includes('memory_nearest'))!.params![2]).toBeNull();
+    await base.close();
+  }, 60_000);
+});
