@@ -8,11 +8,14 @@ import { activity, defineFunction, type ActivityHandler } from '../shared/platfo
 /** `now` comes from the orchestration (currentUtcDateTime), so a replayed or retried step decides the same. */
 const RetentionInput = z.object({ userId: Id, now: z.iso.datetime() });
 
-/** Long-term reflection: retention for one user (superseded and merged insights past their audit period deleted). */
+/**
+ * Long-term reflection: retention for one user (superseded and merged insights past their audit period deleted;
+ * artifacts past their TTL deleted with their blobs).
+ */
 export const handler: ActivityHandler = (raw, ctx) =>
   activityHandler(RetentionInput, RetentionResult, async ({ userId, now }) => {
     const result = await applyRetention(await getRuntime(), userId, new Date(now));
-    ctx.log(`Retention for ${userId}: ${result.expired} expired insights deleted`);
+    ctx.log(`Retention for ${userId}: ${result.expired} expired insights and ${result.artifactsExpired} expired artifacts deleted`);
     return result;
   })(raw, ctx);
 

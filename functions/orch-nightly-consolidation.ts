@@ -15,17 +15,19 @@ export function* nightlyConsolidationOrchestrator(context: OrchestrationContext)
   let profilesUpdated = 0;
   let merged = 0;
   let expired = 0;
+  let artifactsExpired = 0;
   for (let i = 0; i < userIds.length; i += input.parallelism) {
     const batch = userIds.slice(i, i + input.parallelism);
     const results = (yield context.df.Task.all(
       batch.map((userId) => context.df.callSubOrchestrator(ORCHESTRATIONS.longTermReflection, { userId }, reflectionInstanceId(userId, input.runId))),
-    )) as { updated: boolean; merged: number; expired?: number }[];
+    )) as { updated: boolean; merged: number; expired?: number; artifactsExpired?: number }[];
     profilesUpdated += results.filter((r) => r.updated).length;
     merged += results.reduce((n, r) => n + r.merged, 0);
-    // `expired` is absent from a reflection that finished before retention was deployed.
+    // `expired` (`artifactsExpired`) is absent from a reflection that finished before retention (the artifact sweep) was deployed.
     expired += results.reduce((n, r) => n + (r.expired ?? 0), 0);
+    artifactsExpired += results.reduce((n, r) => n + (r.artifactsExpired ?? 0), 0);
   }
-  return { runId: input.runId, users: userIds.length, profilesUpdated, merged, expired, finishedAt: context.df.currentUtcDateTime.toISOString() };
+  return { runId: input.runId, users: userIds.length, profilesUpdated, merged, expired, artifactsExpired, finishedAt: context.df.currentUtcDateTime.toISOString() };
 }
 
 export default defineFunction({ name: 'orch-nightly-consolidation', trigger: orchestration(), handler: nightlyConsolidationOrchestrator });

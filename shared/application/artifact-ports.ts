@@ -24,23 +24,43 @@ export interface SnapshotRecord {
 
 /**
  * Detail memory's metadata (and inline content). Every operation is scoped by userId: one user's artifacts are
- * invisible to every other user's requests.
+ * invisible to every other user's requests. Readers take `now`: an artifact whose `expiresAt` is not after it is gone
+ * for them (as if deleted) even while its row or item still waits for the sweep.
  */
 export interface ArtifactStore {
-  /** Writes the record unless the user already has that key; returns what is stored and whether this call created it. */
+  /**
+   * Writes the record unless the user already has that key; returns what is stored and whether this call created it.
+   * The stored record may be an expired one still awaiting the sweep: the caller decides (see `expire`).
+   */
   putIfAbsent(record: ArtifactRecord): Promise<{ record: ArtifactRecord; created: boolean }>;
-  get(userId: string, key: string): Promise<ArtifactRecord | null>;
-  /** Newest first (createdAt, then key); `cursor` continues after the last item of a previous page. */
-  list(userId: string, filter: ArtifactFilter, limit: number, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }>;
-  /** Removes the record and returns it (null when there was none). */
+  /** The artifact, or null when there is none or it has expired at `now`. */
+  get(userId: string, key: string, now: Date): Promise<ArtifactRecord | null>;
+  /** Live artifacts at `now`, newest first (createdAt, then key); `cursor` continues after the last item of a previous page. */
+  list(userId: string, filter: ArtifactFilter, limit: number, now: Date, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }>;
+  /** Removes the record whatever its expiry and returns it (null when there was none). */
   delete(userId: string, key: string): Promise<ArtifactRecord | null>;
-  /** Artifacts whose description or inline content contains any of the (lower-case) terms; at most `limit`, newest first. */
-  search(userId: string, terms: readonly string[], limit: number): Promise<ArtifactRecord[]>;
+  /** Live artifacts whose description or inline content contains any of the (lower-case) terms; at most `limit`, newest first. */
+  search(userId: string, terms: readonly string[], limit: number, now: Date): Promise<ArtifactRecord[]>;
+  /**
+   * Removes the user's artifacts expired at `now` (at most `limit`; only `key` when given) and queues the blobs they
+   * referenced for deletion: a blob is queued no later than its artifact goes (PostgreSQL: one statement; Cosmos: the
+   * queue entry first), so a crash never loses track of a blob, and `pendingBlobDeletions` holds back a blob while an
+   * artifact still points at it. Returns how many artifacts this call removed; a rerun removes nothing more.
+   */
+  expire(userId: string, now: Date, options?: { key?: string; limit?: number }): Promise<number>;
+  /** Blob names queued by `expire` and not yet confirmed deleted (at most `limit`), none still referenced by an artifact. */
+  pendingBlobDeletions(userId: string, limit: number): Promise<string[]>;
+  /** Confirms that these queued blobs are deleted: they leave the queue. */
+  blobDeletionsDone(userId: string, blobNames: readonly string[]): Promise<void>;
   putSnapshot(snapshot: SnapshotRecord): Promise<void>;
   getSnapshot(userId: string, snapshotId: string): Promise<SnapshotRecord | null>;
 }
 
-/** Large artifact contents (Blob Storage; Azurite locally). Names are `<userId>/<key>/<contentHash>`. */
+/**
+ * Large artifact contents (Blob Storage; Azurite locally). Names are `<userId>/<key>/<contentHash>`, with `~<expiry in
+ * epoch seconds>` appended for an artifact that expires: a later artifact under the same key never reuses the name of one
+ * whose blob the sweep is deleting.
+ */
 export interface BlobStore {
   put(name: string, content: Buffer): Promise<void>;
   /** The stored bytes; `not_found` when the blob is missing. */

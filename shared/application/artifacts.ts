@@ -3,6 +3,7 @@ import type { ArtifactRecord, ArtifactSummary, ContentKind, CreateSnapshotBody, 
 import { describeContent, detectContentKind } from '../domain/compaction.js';
 import { MemoryError, notFound } from '../domain/errors.js';
 import { countContentTokens } from '../domain/memory-ref.js';
+import { artifactExpiresAt, DEFAULT_ARTIFACT_TTL_CLASS, isExpired, type TtlClass } from '../domain/retention.js';
 import { countTokens } from '../domain/tokens.js';
 import { applyTransform } from '../domain/transforms.js';
 import type { DetailMemory } from './artifact-ports.js';
@@ -13,6 +14,12 @@ export interface ArtifactDeps {
   clock: Clock;
   ids: Ids;
 }
+
+/** What the readers need: the store, and the clock that says what has expired (the system's time when none is given). */
+type ReadDeps = Pick<ArtifactDeps, 'detail'> & Partial<Pick<ArtifactDeps, 'clock'>>;
+const nowOf = (deps: ReadDeps) => deps.clock?.now() ?? new Date();
+
+const expiryOf = (record: Pick<ArtifactRecord, 'expiresAt'>) => (record.expiresAt === null ? null : new Date(record.expiresAt));
 
 export interface NewArtifact {
   content: string;
@@ -28,6 +35,11 @@ export interface NewArtifact {
   restoredFrom?: ArtifactRecord['restoredFrom'];
   /** Already counted by the caller (offload counts to decide). */
   tokens?: number;
+  /** The TTL class (default `semantic`, permanent) or own seconds (wins over the class). */
+  ttlClass?: TtlClass;
+  ttlSeconds?: number;
+  /** An expiry fixed by the caller (a restored copy keeps its source's); wins over ttlClass and ttlSeconds. */
+  expiresAt?: string | null;
 }
 
 export const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -41,6 +53,7 @@ export function summarise(record: ArtifactRecord): ArtifactSummary {
  * Stores an artifact: inline up to the inline limit, in Blob Storage above it; refused over the maximum (413).
  * Idempotent per key: storing the same content under an existing key returns the stored artifact; different content
  * under an existing key is a conflict unless `reuseExisting` (offload retries keep the first recording, like the event).
+ * An expired artifact under the key counts as none: it is swept (row and blob) and the new one takes the key.
  */
 export async function storeArtifact(deps: ArtifactDeps, userId: string, input: NewArtifact, options: { reuseExisting?: boolean } = {}): Promise<ArtifactRecord> {
   const { limits, artifacts, blobs } = deps.detail;
@@ -50,18 +63,21 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
   }
   const key = input.key ?? `mem-${deps.ids.newId()}`;
   const contentHash = sha256(bytes);
-  const existing = await artifacts.get(userId, key);
+  const now = deps.clock.now();
+  const existing = await artifacts.get(userId, key, now);
   if (existing) {
     if (existing.contentHash === contentHash || options.reuseExisting) return existing;
     throw new MemoryError('conflict', `Memory ${key} already exists with different content`);
   }
+  const expiry = expiryFor(input, now);
   const contentKind = input.contentKind ?? detectContentKind(input.content);
   let storage: ArtifactRecord['storage'];
   if (bytes.length <= limits.inlineMaxBytes) storage = { kind: 'inline', content: input.content };
   else {
     if (!blobs) throw new MemoryError('upstream_unavailable', `Blob Storage is not configured; contents above ${limits.inlineMaxBytes} bytes need it`);
-    // The hash in the name: a racing writer of other content under the same key never overwrites this blob.
-    const blobName = `${userId}/${key}/${contentHash}`;
+    // The hash in the name: a racing writer of other content under the same key never overwrites this blob. The expiry
+    // too, when there is one: a later artifact under the key never writes to a blob name the sweep may be deleting.
+    const blobName = `${userId}/${key}/${contentHash}${expiry ? `~${expiry.getTime()}` : ''}`;
     await blobs.put(blobName, bytes);
     storage = { kind: 'blob', blobName };
   }
@@ -75,7 +91,8 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
     tokens: input.tokens ?? countContentTokens(input.content, countTokens),
     bytes: bytes.length,
     contentHash,
-    createdAt: deps.clock.now().toISOString(),
+    createdAt: now.toISOString(),
+    expiresAt: expiry?.toISOString() ?? null,
     storage,
     ...(input.source && { source: input.source }),
     ...(input.sessionId && { sessionId: input.sessionId }),
@@ -83,9 +100,59 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
     ...(input.turnId && { turnId: input.turnId }),
     ...(input.restoredFrom && { restoredFrom: input.restoredFrom }),
   };
-  const { record: stored, created } = await artifacts.putIfAbsent(record);
+  let put = await artifacts.putIfAbsent(record);
+  if (!put.created && isExpired(expiryOf(put.record), now)) {
+    // An expired artifact still holds the key until the nightly sweep: sweep it now (row, then its blob), then write.
+    await deleteExpired(deps.detail, userId, now, { key });
+    put = await artifacts.putIfAbsent(record);
+  }
+  const { record: stored, created } = put;
+  if (!created && blobs && storage.kind === 'blob' && (stored.storage.kind !== 'blob' || stored.storage.blobName !== storage.blobName)) {
+    // A racing writer won the key: the blob written above is referenced by nothing.
+    await blobs.delete(storage.blobName);
+  }
+  if (!created && isExpired(expiryOf(stored), now)) throw new MemoryError('conflict', `Memory ${key} is being replaced; retry`);
   if (!created && stored.contentHash !== contentHash && !options.reuseExisting) throw new MemoryError('conflict', `Memory ${key} already exists with different content`);
   return stored;
+}
+
+/** A fixed expiry when the caller gives one, else from the TTL class or seconds (permanent by default). */
+function expiryFor(input: NewArtifact, now: Date): Date | null {
+  if (input.expiresAt !== undefined) return input.expiresAt === null ? null : new Date(input.expiresAt);
+  const ttl = { ...(input.ttlClass && { ttlClass: input.ttlClass }), ...(input.ttlSeconds !== undefined && { ttlSeconds: input.ttlSeconds }) };
+  return artifactExpiresAt(now, ttl, 'semantic');
+}
+
+/** Artifacts expired and blob deletions confirmed per round trip of the sweep. */
+const SWEEP_BATCH = 100;
+
+/**
+ * The TTL sweep for one user at `now`: removes the expired artifacts (all, or only `key`) and deletes their blobs. Each
+ * artifact leaves the store together with a queue entry for its blob; the blobs are then deleted and their entries
+ * dropped. A crash midway leaves either an expired (invisible) artifact or a queued blob, and the next run finishes
+ * both; a blob is never deleted while an artifact still points at it. Returns how many artifacts this run removed.
+ * On Cosmos, inline artifacts usually went at their expiry through the item's own `ttl` and are not counted here.
+ */
+export async function deleteExpired(detail: DetailMemory, userId: string, now: Date, options: { key?: string } = {}): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const n = await detail.artifacts.expire(userId, now, { limit: SWEEP_BATCH, ...(options.key && { key: options.key }) });
+    removed += n;
+    if (n < SWEEP_BATCH) break;
+  }
+  // Without Blob Storage no blob-backed artifact could have been written here; any queued names wait for it.
+  if (!detail.blobs) return removed;
+  const deleted = new Set<string>();
+  for (;;) {
+    const names = await detail.artifacts.pendingBlobDeletions(userId, SWEEP_BATCH);
+    // Deleting a missing blob is fine, so a blob deleted before a crash is simply deleted again.
+    for (const name of names) await detail.blobs.delete(name);
+    if (names.length > 0) await detail.artifacts.blobDeletionsDone(userId, names);
+    // A full batch means there may be more; a batch of names already done means the queue is not draining: stop.
+    if (names.length < SWEEP_BATCH || names.every((n) => deleted.has(n))) break;
+    names.forEach((n) => deleted.add(n));
+  }
+  return removed;
 }
 
 /** The content of an artifact, from the store or Blob Storage. */
@@ -95,8 +162,9 @@ export async function readContent(detail: DetailMemory, record: ArtifactRecord):
   return (await detail.blobs.get(record.storage.blobName)).toString('utf8');
 }
 
-async function mustGet(detail: DetailMemory, userId: string, key: string): Promise<ArtifactRecord> {
-  const record = await detail.artifacts.get(userId, key);
+/** A live artifact; an expired one is not_found exactly like an unknown key. */
+async function mustGet(deps: ReadDeps, userId: string, key: string): Promise<ArtifactRecord> {
+  const record = await deps.detail.artifacts.get(userId, key, nowOf(deps));
   if (!record) throw notFound(`Memory ${key}`);
   return record;
 }
@@ -130,6 +198,8 @@ export async function storeMemory(deps: ArtifactDeps & { chat?: ChatModel }, use
     content,
     type: body.type,
     tags: body.tags,
+    ttlClass: body.ttlClass ?? DEFAULT_ARTIFACT_TTL_CLASS.stored,
+    ...(body.ttlSeconds !== undefined && { ttlSeconds: body.ttlSeconds }),
     ...(body.key && { key: body.key }),
     ...(body.source && { source: body.source }),
     ...(description && { description }),
@@ -147,14 +217,14 @@ export interface RetrievedMemory extends ArtifactSummary {
   lines?: { kept: number; total: number };
 }
 
-export async function retrieveMemory(deps: Pick<ArtifactDeps, 'detail'>, userId: string, key: string, query: GetMemoryQuery): Promise<RetrievedMemory> {
-  const record = await mustGet(deps.detail, userId, key);
+export async function retrieveMemory(deps: ReadDeps, userId: string, key: string, query: GetMemoryQuery): Promise<RetrievedMemory> {
+  const record = await mustGet(deps, userId, key);
   const content = await readContent(deps.detail, record);
   const view = applyTransform(content, record.contentKind, query);
   return { ...summarise(record), transform: query.transform, ...view };
 }
 
-export async function listMemories(deps: Pick<ArtifactDeps, 'detail'>, userId: string, query: ListMemoriesQuery): Promise<{ items: ArtifactSummary[]; nextCursor: string | null }> {
+export async function listMemories(deps: ReadDeps, userId: string, query: ListMemoriesQuery): Promise<{ items: ArtifactSummary[]; nextCursor: string | null }> {
   const { limit, cursor, ...filter } = query;
   if (filter.from && filter.to && Date.parse(filter.from) > Date.parse(filter.to)) {
     throw new MemoryError('validation_failed', 'from must not be after to', { errors: [{ path: 'query.from', message: 'after to' }] });
@@ -167,12 +237,15 @@ export async function listMemories(deps: Pick<ArtifactDeps, 'detail'>, userId: s
       ...(filter.to && { to: new Date(filter.to).toISOString() }),
     },
     limit,
+    nowOf(deps),
     cursor,
   );
   return { items: page.items.map(summarise), nextCursor: page.nextCursor };
 }
 
-export async function deleteMemory(deps: Pick<ArtifactDeps, 'detail'>, userId: string, key: string): Promise<{ key: string; deleted: true }> {
+/** Deletes a live artifact and its blob; an expired one is not_found like an unknown key (the sweep removes it). */
+export async function deleteMemory(deps: ReadDeps, userId: string, key: string): Promise<{ key: string; deleted: true }> {
+  await mustGet(deps, userId, key);
   const removed = await deps.detail.artifacts.delete(userId, key);
   if (!removed) throw notFound(`Memory ${key}`);
   if (removed.storage.kind === 'blob' && deps.detail.blobs) await deps.detail.blobs.delete(removed.storage.blobName);
@@ -184,10 +257,10 @@ export interface MemoryHit extends ArtifactSummary {
   excerpt: string;
 }
 
-/** Text search over the user's artifacts (descriptions and inline contents): every query word that matches scores. */
-export async function searchMemories(deps: Pick<ArtifactDeps, 'detail'>, userId: string, query: string, limit = 5): Promise<MemoryHit[]> {
+/** Text search over the user's live artifacts (descriptions and inline contents): every query word that matches scores. */
+export async function searchMemories(deps: ReadDeps, userId: string, query: string, limit = 5): Promise<MemoryHit[]> {
   const terms = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}_.-]+/u).filter((t) => t.length >= 2))].slice(0, 16);
-  const candidates = await deps.detail.artifacts.search(userId, terms, 200);
+  const candidates = await deps.detail.artifacts.search(userId, terms, 200, nowOf(deps));
   const scored = candidates.map((record) => {
     const description = record.description.toLowerCase();
     const content = record.storage.kind === 'inline' ? record.storage.content.toLowerCase() : '';
@@ -204,16 +277,18 @@ export async function searchMemories(deps: Pick<ArtifactDeps, 'detail'>, userId:
 
 export async function createSnapshot(deps: ArtifactDeps, userId: string, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
   const keys = [...new Set(body.keys)];
-  const missing = (await Promise.all(keys.map(async (k) => ((await deps.detail.artifacts.get(userId, k)) ? null : k)))).filter((k) => k !== null);
+  const now = deps.clock.now();
+  const missing = (await Promise.all(keys.map(async (k) => ((await deps.detail.artifacts.get(userId, k, now)) ? null : k)))).filter((k) => k !== null);
   if (missing.length > 0) throw new MemoryError('not_found', `Unknown memory keys: ${missing.join(', ')}`, { missing });
-  const snapshot = { userId, snapshotId: `snap-${deps.ids.newId()}`, keys, createdAt: deps.clock.now().toISOString(), ...(body.agentId && { agentId: body.agentId }) };
+  const snapshot = { userId, snapshotId: `snap-${deps.ids.newId()}`, keys, createdAt: now.toISOString(), ...(body.agentId && { agentId: body.agentId }) };
   await deps.detail.artifacts.putSnapshot(snapshot);
   return { snapshotId: snapshot.snapshotId, keys, createdAt: snapshot.createdAt };
 }
 
 /**
  * Copies a snapshot's artifacts into `agentId`'s view (listable with `agentId=`). The copies' keys derive from
- * snapshot, key and agent, so restoring twice is harmless. An artifact deleted since the snapshot is reported missing.
+ * snapshot, key and agent, so restoring twice is harmless. An artifact deleted or expired since the snapshot is reported
+ * missing; a copy expires when its source does.
  */
 export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapshotId: string, body: RestoreSnapshotBody) {
   const snapshot = await deps.detail.artifacts.getSnapshot(userId, snapshotId);
@@ -221,7 +296,7 @@ export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapsh
   const restored: { from: string; key: string }[] = [];
   const missing: string[] = [];
   for (const key of snapshot.keys) {
-    const source = await deps.detail.artifacts.get(userId, key);
+    const source = await deps.detail.artifacts.get(userId, key, deps.clock.now());
     if (!source) {
       missing.push(key);
       continue;
@@ -240,6 +315,7 @@ export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapsh
         tokens: source.tokens,
         agentId: body.agentId,
         restoredFrom: { snapshotId, key },
+        expiresAt: source.expiresAt,
         ...(source.source && { source: source.source }),
         ...((body.sessionId ?? source.sessionId) && { sessionId: body.sessionId ?? source.sessionId }),
       },

@@ -18,12 +18,15 @@ export function firstUseSeq(turns: readonly TurnAppended[]): number | undefined 
   return undefined;
 }
 
-/** The turns with the first-use turn's full content in place of its placeholder (unchanged if its artifact is gone). */
-export async function expandFirstUse(detail: DetailMemory | undefined, userId: string, turns: readonly TurnAppended[]): Promise<{ turns: TurnAppended[]; expandedSeq?: number }> {
+/**
+ * The turns with the first-use turn's full content in place of its placeholder (unchanged if its artifact is gone or
+ * expired at `now`: the placeholder then stands, like any reference to a missing artifact).
+ */
+export async function expandFirstUse(detail: DetailMemory | undefined, userId: string, turns: readonly TurnAppended[], now: Date = new Date()): Promise<{ turns: TurnAppended[]; expandedSeq?: number }> {
   const seq = firstUseSeq(turns);
   if (!detail || seq === undefined) return { turns: [...turns] };
   const turn = turns.find((t) => t.metadata.seq === seq)!;
-  const record = await detail.artifacts.get(userId, turn.data.memoryRef!.key);
+  const record = await detail.artifacts.get(userId, turn.data.memoryRef!.key, now);
   if (!record) return { turns: [...turns] };
   let content: string;
   try {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import { countContentTokens, placeholder, shouldOffload } from '../domain/memory-ref.js';
+import { DEFAULT_ARTIFACT_TTL_CLASS } from '../domain/retention.js';
 import { countTokens } from '../domain/tokens.js';
 import type { DetailMemory } from './artifact-ports.js';
 import { storeArtifact } from './artifacts.js';
@@ -15,7 +16,9 @@ export const turnArtifactKey = (key: SessionKey, turnId: string) =>
 
 /**
  * Offload at append: a turn with more than OFFLOAD_THRESHOLD_TOKENS tokens is stored as an artifact (nothing is cut),
- * and the event keeps the placeholder as its content plus the reference (key, description, tokens, bytes).
+ * and the event keeps the placeholder as its content plus the reference (key, description, tokens, bytes). A tool
+ * output is episodic memory (7 days, then its MemoryRef resolves like a missing one); a large user, assistant or system
+ * message is part of what was said and is kept (semantic).
  */
 export async function offloadTurn(deps: { detail: DetailMemory; clock: Clock; ids: Ids }, key: SessionKey, turn: TurnData): Promise<TurnData> {
   const tokens = countContentTokens(turn.content, countTokens);
@@ -28,6 +31,7 @@ export async function offloadTurn(deps: { detail: DetailMemory; clock: Clock; id
       key: turnArtifactKey(key, turn.turnId),
       type: turn.role === 'tool' ? 'tool_output' : `${turn.role}_message`,
       tokens,
+      ttlClass: turn.role === 'tool' ? DEFAULT_ARTIFACT_TTL_CLASS.offloadedToolOutput : DEFAULT_ARTIFACT_TTL_CLASS.offloadedMessage,
       sessionId: key.sessionId,
       turnId: turn.turnId,
       ...(turn.name && { source: turn.name }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ARTIFACT_TTL_MAX_SECONDS, ARTIFACT_TTL_MIN_SECONDS, TTL_CLASSES, type TtlClass as TtlClassName } from '../domain/retention.js';
 import { Id } from './ids.js';
 
 /** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
@@ -7,6 +8,9 @@ export const ArtifactKey = Id;
 /** How the compaction plugins read the content (detected unless the producer says). */
 export const ContentKind = z.enum(['json', 'log', 'html', 'code', 'text']);
 export type ContentKind = z.infer<typeof ContentKind>;
+
+/** The design's TTL classes (working 30 min, session 2 h, episodic 7 d, semantic permanent). */
+export const TtlClass = z.enum(Object.keys(TTL_CLASSES) as [TtlClassName, ...TtlClassName[]]);
 
 const Tag = z.string().regex(/^[A-Za-z0-9._:/-]{1,64}$/, 'tags match [A-Za-z0-9._:/-]{1,64}');
 
@@ -34,6 +38,11 @@ export const ArtifactRecord = z.object({
   /** Set when a snapshot restored it into another agent's view. */
   restoredFrom: z.object({ snapshotId: Id, key: ArtifactKey }).optional(),
   createdAt: z.iso.datetime(),
+  /**
+   * When the artifact stops existing for readers (from its TTL class or ttlSeconds at write time); null = permanent.
+   * Records written before TTLs existed have none and read as permanent.
+   */
+  expiresAt: z.iso.datetime().nullable().default(null),
   storage: z.discriminatedUnion('kind', [
     z.object({ kind: z.literal('inline'), content: z.string() }),
     z.object({ kind: z.literal('blob'), blobName: z.string() }),
@@ -59,8 +68,13 @@ export const StoreMemoryBody = z
     agentId: Id.optional(),
     /** Goal of the current task: steers LLM compaction when a model is configured. */
     goal: z.string().max(2000).optional(),
+    /** How long the memory lives, by class; `semantic` (permanent) unless said. Exclusive with ttlSeconds. */
+    ttlClass: TtlClass.optional(),
+    /** How long the memory lives, in seconds (a minute to a year). Exclusive with ttlClass. */
+    ttlSeconds: z.number().int().min(ARTIFACT_TTL_MIN_SECONDS).max(ARTIFACT_TTL_MAX_SECONDS).optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.ttlClass === undefined || b.ttlSeconds === undefined, { message: 'give ttlClass or ttlSeconds, not both', path: ['ttlSeconds'] });
 export type StoreMemoryBody = z.infer<typeof StoreMemoryBody>;
 
 const csv = z

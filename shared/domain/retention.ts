@@ -75,3 +75,42 @@ export function itemTtlSeconds(expiry: Date | null, now: Date): number | undefin
   if (expiry === null) return undefined;
   return Math.min(MAX_ITEM_TTL_SECONDS, Math.max(1, Math.ceil((expiry.getTime() - now.getTime()) / 1000)));
 }
+
+// --- detail memory (artifacts) ---
+
+/** The bounds of an artifact's own `ttlSeconds`: a minute to a year (longer-lived memory is `semantic`, permanent). */
+export const ARTIFACT_TTL_MIN_SECONDS = MINUTE_SECONDS;
+export const ARTIFACT_TTL_MAX_SECONDS = 365 * DAY_SECONDS;
+
+/**
+ * The class an artifact gets when its writer names none: a tool output offloaded at append is episodic (a recent
+ * interaction, re-fetchable from its tool); an offloaded user, assistant or system message is part of what was said and
+ * stays; a memory stored through the API or MCP is what the agent chose to keep, so it is semantic (permanent).
+ */
+export const DEFAULT_ARTIFACT_TTL_CLASS = { offloadedToolOutput: 'episodic', offloadedMessage: 'semantic', stored: 'semantic' } as const satisfies Record<string, TtlClass>;
+
+/** What a writer asks for: a class or its own seconds (at most one), else the default class. */
+export interface ArtifactTtl {
+  ttlClass?: TtlClass;
+  ttlSeconds?: number;
+}
+
+/** When an artifact written at `createdAt` expires (null = never). */
+export const artifactExpiresAt = (createdAt: string | Date, ttl: ArtifactTtl, defaultClass: TtlClass): Date | null =>
+  ttl.ttlSeconds !== undefined ? expiresAt({ writtenAt: createdAt, ttl: ttl.ttlSeconds }) : expiresAt({ writtenAt: createdAt, ttlClass: ttl.ttlClass ?? defaultClass });
+
+/**
+ * How long a blob-backed artifact's Cosmos item outlives its expiry. Readers stop seeing it at the expiry; the item stays
+ * (invisible) so the retention sweep can find the blob it points at and delete it before the item goes. Cosmos's own ttl
+ * removes the item after this grace even if no sweep ran for the user (the blob is then left behind).
+ */
+export const ARTIFACT_BLOB_SWEEP_GRACE_SECONDS = 30 * DAY_SECONDS;
+
+/**
+ * The Cosmos per-item `ttl` of an artifact written at `now`: an inline one goes at its expiry (nothing else to clean up),
+ * a blob-backed one after the sweep grace; undefined = permanent.
+ */
+export function artifactItemTtlSeconds(expiry: Date | null, storage: 'inline' | 'blob', now: Date): number | undefined {
+  if (expiry === null) return undefined;
+  return itemTtlSeconds(storage === 'blob' ? new Date(expiry.getTime() + ARTIFACT_BLOB_SWEEP_GRACE_SECONDS * 1000) : expiry, now);
+}

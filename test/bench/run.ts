@@ -206,8 +206,8 @@ async function benchHttpAppend(host: Host, load: LoadClient, control: Projection
   const run = (label: string, total: number, batch: number, concurrency: number, maxMs?: number, sessions = SESSIONS) =>
     load.run({ kind: 'append', client, label, total, concurrency, batch, sessions, ...(maxMs && { maxMs }) });
 
-  // With the pump running. Time-bounded: the projection (model calls on the main thread) can fall far behind, and
-  // requests in flight wait for the pump's batch to end; the projection is cut 1 s after the run's nominal end.
+  // With the pump running. Time-bounded: the projection (model inference on its own thread, PGlite on this one) falls
+  // far behind a saturating load; it is cut 1 s after the run's nominal end and its backlog skipped.
   const backlogs: Record<string, number> = {};
   const liveRuns: [string, string, number, number][] = [
     [`HTTP append, 1 turn/request, c=16`, 'x1c16', 1, 16],
@@ -392,7 +392,8 @@ async function benchContext(host: Host, load: LoadClient, control: ProjectionCon
   record('context GET over HTTP, c=1', await profiled('context-http', () => overHttp(CONTEXT_SAMPLES, 1, 2)), 1, 'req/s');
   record('context GET over HTTP, c=8', await overHttp(CONTEXT_SAMPLES, 8, 3), 1, 'req/s');
 
-  // The same reads while the pump projects the remaining sessions on the same event loop.
+  // The same reads while the pump projects the remaining sessions (its PGlite statements share this event loop; the
+  // model inference runs on the offline-model thread).
   control.resume();
   control.until(RUN_MS + 1000);
   record('context GET over HTTP, c=1, while the pump projects', await overHttp(CONTEXT_SAMPLES, 1, 4, RUN_MS), 1, 'req/s');
@@ -428,13 +429,30 @@ function printTable() {
 function verdicts() {
   const find = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix));
   const best = (list: Row[]) => list.reduce((m, r) => Math.max(m, r.throughput), 0);
-  const single = best(find('HTTP append, 1 turn'));
-  const batched = best(find('HTTP append, 10 turns'));
+  const describe = (list: Row[]) => list.map((r) => `${r.name.replace(/^.*, (c=\d+).*$/, '$1')} ${round(r.throughput, 0)}`).join(', ');
+  const singleRows = find('HTTP append, 1 turn');
+  const batchedRows = find('HTTP append, 10 turns');
+  const single = best(singleRows);
+  const batched = best(batchedRows);
+  const held = find('breakdown: HTTP append, 1 turn');
+  const lag = find('append→projected lag (from 202)')[0];
+  const projecting = find('context GET over HTTP, c=1, while the pump projects')[0];
   const contextRows = [...find('context via'), ...find('context GET over HTTP, c=1')];
+  const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
   console.log(`\ntargets (issue 2, 2-core machine, PGlite; 1-min load average now ${load1m()}, at start ${(extra.environment as { loadAvg1mAtStart: string }).loadAvg1mAtStart}):`);
-  console.log(`  ≥ 1,000 turns/s over HTTP (pump running): 1-turn requests ${round(single, 0)} turns/s → ${single >= 1000 ? 'MET' : 'MISSED'}; 10-turn requests ${round(batched, 0)} turns/s → ${batched >= 1000 ? 'MET' : 'MISSED'}`);
-  for (const r of contextRows) console.log(`  context p95 ≤ 10 ms (${r.name}): ${round(r.p95)} ms → ${r.p95 <= 10 ? 'MET' : 'MISSED'}`);
-  extra.targets = { httpSingleTurnPerSec: round(single, 0), http10TurnPerSec: round(batched, 0), contextP95: Object.fromEntries(contextRows.map((r) => [r.name, round(r.p95)])) };
+  console.log('  HTTP append throughput with the change-feed pump running — target ≥ 1,000 turns/s:');
+  console.log(`    1 turn/request:   ${round(single, 0)} turns/s → ${verdict(single >= 1000)}   (${describe(singleRows)}; projection held back: ${describe(held) || '—'})`);
+  console.log(`    10 turns/request: ${round(batched, 0)} turns/s → ${verdict(batched >= 1000)}   (${describe(batchedRows)})`);
+  if (lag) console.log(`  append → projected lag (from the 202, at the steady rate of section 3): p50 ${round(lag.p50)} ms, p95 ${round(lag.p95)} ms`);
+  for (const r of contextRows) console.log(`  context p95 ≤ 10 ms (${r.name}): ${round(r.p95)} ms → ${verdict(r.p95 <= 10)}`);
+  if (projecting) console.log(`  context GET over HTTP while the pump projects (c=1): p50 ${round(projecting.p50)} ms, p95 ${round(projecting.p95)} ms`);
+  extra.targets = {
+    httpSingleTurnPerSec: round(single, 0),
+    http10TurnPerSec: round(batched, 0),
+    lagFrom202: lag && { p50: round(lag.p50), p95: round(lag.p95) },
+    contextWhileProjectingP95: projecting && round(projecting.p95),
+    contextP95: Object.fromEntries(contextRows.map((r) => [r.name, round(r.p95)])),
+  };
 }
 
 // ── main ───────────────────────────────────────────────────────────────────────────────────────────────────────────

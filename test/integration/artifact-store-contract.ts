@@ -4,6 +4,8 @@ import type { ArtifactRecord } from '../../shared/contracts/artifacts.js';
 
 let counter = 0;
 const freshUser = () => `art-user-${++counter}-${Date.now()}`;
+/** The readers' time in the tests that do not look at expiry: after every createdAt below. */
+const NOW = new Date('2026-01-05T12:00:00.000Z');
 
 export function artifact(userId: string, key: string, overrides: Partial<ArtifactRecord> = {}): ArtifactRecord {
   return {
@@ -17,6 +19,7 @@ export function artifact(userId: string, key: string, overrides: Partial<Artifac
     bytes: 20,
     contentHash: `hash-${key}`,
     createdAt: '2026-01-05T10:00:00.000Z',
+    expiresAt: null,
     storage: { kind: 'inline', content: `content of ${key}` },
     ...overrides,
   };
@@ -38,9 +41,9 @@ export function describeArtifactStoreContract(name: string, open: () => Promise<
       const blob = artifact(user, 'b', { storage: { kind: 'blob', blobName: `${user}/b/hash` }, restoredFrom: { snapshotId: 'snap-1', key: 'a' } });
       expect(await store.putIfAbsent(inline)).toEqual({ record: inline, created: true });
       expect(await store.putIfAbsent(blob)).toEqual({ record: blob, created: true });
-      expect(await store.get(user, 'a')).toEqual(inline);
-      expect(await store.get(user, 'b')).toEqual(blob);
-      expect(await store.get(user, 'missing')).toBeNull();
+      expect(await store.get(user, 'a', NOW)).toEqual(inline);
+      expect(await store.get(user, 'b', NOW)).toEqual(blob);
+      expect(await store.get(user, 'missing', NOW)).toBeNull();
     });
 
     it('putIfAbsent keeps the first record of a key and says so', async () => {
@@ -55,11 +58,11 @@ export function describeArtifactStoreContract(name: string, open: () => Promise<
       const alice = freshUser();
       const bob = freshUser();
       await store.putIfAbsent(artifact(alice, 'secret', { description: 'alice secret plans' }));
-      expect(await store.get(bob, 'secret')).toBeNull();
-      expect((await store.list(bob, {}, 10)).items).toEqual([]);
-      expect(await store.search(bob, ['secret'], 10)).toEqual([]);
+      expect(await store.get(bob, 'secret', NOW)).toBeNull();
+      expect((await store.list(bob, {}, 10, NOW)).items).toEqual([]);
+      expect(await store.search(bob, ['secret'], 10, NOW)).toEqual([]);
       expect(await store.delete(bob, 'secret')).toBeNull();
-      expect(await store.get(alice, 'secret')).not.toBeNull();
+      expect(await store.get(alice, 'secret', NOW)).not.toBeNull();
     });
 
     it('lists newest first with filters and pages with a cursor', async () => {
@@ -78,21 +81,21 @@ export function describeArtifactStoreContract(name: string, open: () => Promise<
         );
       }
       const keys = (page: { items: ArtifactRecord[] }) => page.items.map((r) => r.key);
-      const first = await store.list(user, {}, 3);
+      const first = await store.list(user, {}, 3, NOW);
       expect(keys(first)).toEqual(['k6', 'k5', 'k4']);
       expect(first.nextCursor).not.toBeNull();
-      const second = await store.list(user, {}, 3, first.nextCursor!);
+      const second = await store.list(user, {}, 3, NOW, first.nextCursor!);
       expect(keys(second)).toEqual(['k3', 'k2', 'k1']);
-      const third = await store.list(user, {}, 3, second.nextCursor!);
+      const third = await store.list(user, {}, 3, NOW, second.nextCursor!);
       expect(keys(third)).toEqual(['k0']);
       expect(third.nextCursor).toBeNull();
 
-      expect(keys(await store.list(user, { type: 'web_content' }, 10))).toEqual(['k5', 'k3', 'k1']);
-      expect(keys(await store.list(user, { source: 'shell' }, 10))).toEqual(['k2', 'k1', 'k0']);
-      expect(keys(await store.list(user, { tags: ['x', 'y'] }, 10))).toEqual(['k6', 'k3', 'k0']);
-      expect(keys(await store.list(user, { sessionId: 's2' }, 10))).toEqual(['k6', 'k5', 'k4']);
-      expect(keys(await store.list(user, { agentId: 'sub' }, 10))).toEqual(['k6']);
-      expect(keys(await store.list(user, { from: at(2), to: at(4) }, 10))).toEqual(['k4', 'k3', 'k2']);
+      expect(keys(await store.list(user, { type: 'web_content' }, 10, NOW))).toEqual(['k5', 'k3', 'k1']);
+      expect(keys(await store.list(user, { source: 'shell' }, 10, NOW))).toEqual(['k2', 'k1', 'k0']);
+      expect(keys(await store.list(user, { tags: ['x', 'y'] }, 10, NOW))).toEqual(['k6', 'k3', 'k0']);
+      expect(keys(await store.list(user, { sessionId: 's2' }, 10, NOW))).toEqual(['k6', 'k5', 'k4']);
+      expect(keys(await store.list(user, { agentId: 'sub' }, 10, NOW))).toEqual(['k6']);
+      expect(keys(await store.list(user, { from: at(2), to: at(4) }, 10, NOW))).toEqual(['k4', 'k3', 'k2']);
     });
 
     it('deletes and returns the removed record', async () => {
@@ -100,7 +103,7 @@ export function describeArtifactStoreContract(name: string, open: () => Promise<
       const record = artifact(user, 'gone');
       await store.putIfAbsent(record);
       expect(await store.delete(user, 'gone')).toEqual(record);
-      expect(await store.get(user, 'gone')).toBeNull();
+      expect(await store.get(user, 'gone', NOW)).toBeNull();
       expect(await store.delete(user, 'gone')).toBeNull();
     });
 
@@ -109,10 +112,84 @@ export function describeArtifactStoreContract(name: string, open: () => Promise<
       await store.putIfAbsent(artifact(user, 'db', { description: 'Postgres connection settings', storage: { kind: 'inline', content: 'host=db.internal port=5432' } }));
       await store.putIfAbsent(artifact(user, 'log', { description: 'npm install output', storage: { kind: 'inline', content: 'added 12 packages' } }));
       await store.putIfAbsent(artifact(user, 'big', { description: 'A large report', storage: { kind: 'blob', blobName: 'x' } }));
-      expect((await store.search(user, ['postgres'], 10)).map((r) => r.key)).toEqual(['db']);
-      expect((await store.search(user, ['db.internal'], 10)).map((r) => r.key)).toEqual(['db']);
-      expect((await store.search(user, ['packages', 'report'], 10)).map((r) => r.key).sort()).toEqual(['big', 'log']);
-      expect(await store.search(user, ['nothing-like-this'], 10)).toEqual([]);
+      expect((await store.search(user, ['postgres'], 10, NOW)).map((r) => r.key)).toEqual(['db']);
+      expect((await store.search(user, ['db.internal'], 10, NOW)).map((r) => r.key)).toEqual(['db']);
+      expect((await store.search(user, ['packages', 'report'], 10, NOW)).map((r) => r.key).sort()).toEqual(['big', 'log']);
+      expect(await store.search(user, ['nothing-like-this'], 10, NOW)).toEqual([]);
+    });
+
+    describe('TTL', () => {
+      const expiry = '2026-01-05T10:30:00.000Z';
+      const before = new Date('2026-01-05T10:29:59.999Z');
+      const at = new Date(expiry);
+
+      it('stores expiresAt and shows an artifact to readers until, not at, its expiry', async () => {
+        const user = freshUser();
+        const record = artifact(user, 'w', { expiresAt: expiry, description: 'working notes' });
+        await store.putIfAbsent(record);
+        await store.putIfAbsent(artifact(user, 'keep', { description: 'permanent notes' }));
+        expect(await store.get(user, 'w', before)).toEqual(record);
+        expect((await store.list(user, {}, 10, before)).items.map((r) => r.key)).toEqual(['w', 'keep']);
+        expect((await store.search(user, ['notes'], 10, before)).map((r) => r.key).sort()).toEqual(['keep', 'w']);
+
+        expect(await store.get(user, 'w', at)).toBeNull();
+        expect((await store.list(user, {}, 10, at)).items.map((r) => r.key)).toEqual(['keep']);
+        expect((await store.list(user, { type: 'tool_output' }, 10, at)).items.map((r) => r.key)).toEqual(['keep']);
+        expect((await store.search(user, ['notes'], 10, at)).map((r) => r.key)).toEqual(['keep']);
+        // A permanent one is there at any time.
+        expect(await store.get(user, 'keep', new Date('2999-01-01T00:00:00.000Z'))).not.toBeNull();
+      });
+
+      it('putIfAbsent over an expired artifact reports it (not created) for the caller to sweep', async () => {
+        const user = freshUser();
+        const old = artifact(user, 'k', { expiresAt: expiry });
+        await store.putIfAbsent(old);
+        expect(await store.putIfAbsent(artifact(user, 'k', { contentHash: 'new' }))).toEqual({ record: old, created: false });
+      });
+
+      it('expire removes only what is due, queues the blobs of the removed ones, and a rerun removes nothing', async () => {
+        const user = freshUser();
+        const other = freshUser();
+        await store.putIfAbsent(artifact(user, 'inline-due', { expiresAt: expiry }));
+        await store.putIfAbsent(artifact(user, 'blob-due', { expiresAt: '2026-01-05T10:10:00.000Z', storage: { kind: 'blob', blobName: `${user}/blob-due/h~1` } }));
+        await store.putIfAbsent(artifact(user, 'later', { expiresAt: '2026-01-05T10:30:00.001Z', storage: { kind: 'blob', blobName: `${user}/later/h~2` } }));
+        await store.putIfAbsent(artifact(user, 'permanent', { storage: { kind: 'blob', blobName: `${user}/permanent/h` } }));
+        await store.putIfAbsent(artifact(other, 'inline-due', { expiresAt: expiry }));
+
+        expect(await store.expire(user, before)).toBe(1);
+        expect(await store.expire(user, at)).toBe(1);
+        expect(await store.pendingBlobDeletions(user, 10)).toEqual([`${user}/blob-due/h~1`]);
+        expect(await store.pendingBlobDeletions(other, 10)).toEqual([]);
+        expect(await store.expire(user, at)).toBe(0);
+        // Only the due ones went: the later and the permanent one are there, also to a raw delete.
+        expect((await store.list(user, {}, 10, before)).items.map((r) => r.key).sort()).toEqual(['later', 'permanent']);
+        expect(await store.get(other, 'inline-due', before)).not.toBeNull();
+
+        await store.blobDeletionsDone(user, [`${user}/blob-due/h~1`]);
+        expect(await store.pendingBlobDeletions(user, 10)).toEqual([]);
+        await store.blobDeletionsDone(user, [`${user}/blob-due/h~1`]);
+      });
+
+      it('expire honours a key and a limit', async () => {
+        const user = freshUser();
+        for (const k of ['a', 'b', 'c']) await store.putIfAbsent(artifact(user, k, { expiresAt: expiry }));
+        expect(await store.expire(user, at, { key: 'b' })).toBe(1);
+        expect(await store.expire(user, at, { key: 'b' })).toBe(0);
+        expect(await store.expire(user, at, { limit: 1 })).toBe(1);
+        expect(await store.expire(user, at, { limit: 5 })).toBe(1);
+        expect(await store.expire(user, at)).toBe(0);
+      });
+
+      it('holds a queued blob back while an artifact still points at it', async () => {
+        const user = freshUser();
+        const blobName = `${user}/k/h~1`;
+        await store.putIfAbsent(artifact(user, 'k', { expiresAt: expiry, storage: { kind: 'blob', blobName } }));
+        expect(await store.expire(user, at)).toBe(1);
+        await store.putIfAbsent(artifact(user, 'other', { storage: { kind: 'blob', blobName } }));
+        expect(await store.pendingBlobDeletions(user, 10)).toEqual([]);
+        await store.delete(user, 'other');
+        expect(await store.pendingBlobDeletions(user, 10)).toEqual([blobName]);
+      });
     });
 
     it('keeps snapshots per user', async () => {
@@ -122,7 +199,7 @@ export function describeArtifactStoreContract(name: string, open: () => Promise<
       expect(await store.getSnapshot(user, 'snap-1')).toEqual(snapshot);
       expect(await store.getSnapshot(freshUser(), 'snap-1')).toBeNull();
       // Snapshots are not artifacts.
-      expect((await store.list(user, {}, 10)).items).toEqual([]);
+      expect((await store.list(user, {}, 10, NOW)).items).toEqual([]);
     });
   });
 }

@@ -103,10 +103,10 @@ function describeInsightContract(name: string, open: () => Promise<Stores>) {
         insight(u, 'pending', { updatedAt: daysAgo(400) }),
       ]);
       const deps = { insights: stores.insights, retention: retentionPolicy(30) };
-      expect(await applyRetention({ ...deps, retention: retentionPolicy(0) }, u, now)).toEqual({ expired: 0 });
-      expect(await applyRetention(deps, u, now)).toEqual({ expired: 2 });
+      expect(await applyRetention({ ...deps, retention: retentionPolicy(0) }, u, now)).toEqual({ expired: 0, artifactsExpired: 0 });
+      expect(await applyRetention(deps, u, now)).toEqual({ expired: 2, artifactsExpired: 0 });
       expect((await stores.insights.list(u)).map((i) => i.id).sort()).toEqual(['live', 'pending', 'recent-superseded']);
-      expect(await applyRetention(deps, u, now)).toEqual({ expired: 0 });
+      expect(await applyRetention(deps, u, now)).toEqual({ expired: 0, artifactsExpired: 0 });
       await stores.close();
     });
 

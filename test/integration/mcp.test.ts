@@ -62,6 +62,14 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
     expect(textOf(badPattern)).toMatch(/^validation_failed:/);
   });
 
+  it('store_memory takes a TTL class or seconds (not both) and reports expiresAt', async () => {
+    const working = JSON.parse(textOf(await call('store_memory', { userId: 'mcp-u6', content: 'scratch', ttlClass: 'working' }))) as { createdAt: string; expiresAt: string };
+    expect(Date.parse(working.expiresAt) - Date.parse(working.createdAt)).toBe(30 * 60 * 1000);
+    const both = await call('store_memory', { userId: 'mcp-u6', content: 'scratch', ttlClass: 'working', ttlSeconds: 600 });
+    expect(both.isError).toBe(true);
+    expect(textOf(both)).toMatch(/^validation_failed:.*not both/);
+  });
+
   it('get_context shows offloaded tool output as a MemoryRef once answered', async () => {
     const key = { userId: 'mcp-u5', sessionId: 's1' };
     const output = Array.from({ length: 400 }, (_, i) => `line ${i}: value ${i * 3}`).join('\n');

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { Container, SqlParameter } from '@azure/cosmos';
 import { ArtifactRecord } from '../../contracts/artifacts.js';
 import { artifactSortKey, decodeCursor, encodeCursor, type ArtifactFilter, type ArtifactStore, type SnapshotRecord } from '../../application/artifact-ports.js';
+import { artifactItemTtlSeconds } from '../../domain/retention.js';
 
 /** The status of a Cosmos SDK error (ErrorResponse carries it as `code`). */
 const statusOf = (error: unknown) => (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number' ? error.code : undefined);
@@ -8,19 +10,40 @@ const statusOf = (error: unknown) => (typeof error === 'object' && error !== nul
 /** Cosmos ids cannot hold '/', '\\', '?' or '#'; keys and snapshot ids never do (Id alphabet). */
 const artifactId = (key: string) => `artifact:${key}`;
 const snapshotId = (id: string) => `snapshot:${id}`;
+/** Blob names hold '/' and can be long: the queue entry's id is a hash of the name. */
+const blobDeletionId = (blobName: string) => `blob-deletion:${createHash('sha256').update(blobName).digest('hex')}`;
 
 interface ArtifactDoc extends ArtifactRecord {
   id: string;
   docType: 'artifact';
   sortKey: string;
+  /** Cosmos's per-item ttl (seconds from the write); absent = the container default (-1: never). */
+  ttl?: number;
 }
 
-const SYSTEM = new Set(['id', 'docType', 'sortKey', '_rid', '_self', '_etag', '_attachments', '_ts']);
+/** The sweep's queue entry: a blob whose artifact is expired, to delete before the entry goes. */
+interface BlobDeletionDoc {
+  id: string;
+  userId: string;
+  docType: 'blob_deletion';
+  blobName: string;
+  queuedAt: string;
+}
+
+/** Live at @now: permanent (no expiresAt, or null), or expiring after it. ISO strings compare in time order. */
+const LIVE = '(NOT IS_DEFINED(c.expiresAt) OR IS_NULL(c.expiresAt) OR c.expiresAt > @now)';
+const nowParam = (now: Date): SqlParameter => ({ name: '@now', value: now.toISOString() });
+
+const SYSTEM = new Set(['id', 'docType', 'sortKey', 'ttl', '_rid', '_self', '_etag', '_attachments', '_ts']);
 const toRecord = (doc: Record<string, unknown>): ArtifactRecord => ArtifactRecord.parse(Object.fromEntries(Object.entries(doc).filter(([k]) => !SYSTEM.has(k))));
 
 /**
  * Artifacts in the `artifacts` container (partition `/userId`): one document per artifact, and snapshots as
  * `docType: 'snapshot'` documents beside them. Queries filter on userId in SQL as well as by partition key.
+ *
+ * TTL: an expiring artifact carries `expiresAt` (readers filter on it, so it is gone at once) and a per-item `ttl`
+ * (the container's defaultTtl is -1), so Cosmos deletes it natively: an inline one at its expiry; a blob-backed one a
+ * grace period later, so the sweep can still find it and delete its blob first (`blob_deletion` queue documents).
  */
 export class CosmosArtifactStore implements ArtifactStore {
   constructor(private readonly container: Container) {}
@@ -31,26 +54,37 @@ export class CosmosArtifactStore implements ArtifactStore {
   }
 
   async putIfAbsent(record: ArtifactRecord): Promise<{ record: ArtifactRecord; created: boolean }> {
-    const doc: ArtifactDoc = { ...record, id: artifactId(record.key), docType: 'artifact', sortKey: artifactSortKey(record) };
+    // Cosmos counts the ttl from the write, which is the record's creation.
+    const ttl = artifactItemTtlSeconds(record.expiresAt === null ? null : new Date(record.expiresAt), record.storage.kind, new Date(record.createdAt));
+    const doc: ArtifactDoc = { ...record, id: artifactId(record.key), docType: 'artifact', sortKey: artifactSortKey(record), ...(ttl !== undefined && { ttl }) };
     try {
       await this.container.items.create(doc);
       return { record, created: true };
     } catch (error) {
       if (statusOf(error) !== 409) throw error;
-      const existing = await this.get(record.userId, record.key);
+      // Whatever holds the key, expired or not: the caller decides.
+      const existing = await this.getAny(record.userId, record.key);
       if (!existing) throw error;
       return { record: existing, created: false };
     }
   }
 
-  async get(userId: string, key: string): Promise<ArtifactRecord | null> {
-    const [doc] = await this.query<Record<string, unknown>>(userId, `SELECT * FROM c WHERE c.userId = @userId AND c.id = @id`, [{ name: '@id', value: artifactId(key) }]);
+  private async getAny(userId: string, key: string): Promise<ArtifactRecord | null> {
+    const [doc] = await this.query<Record<string, unknown>>(userId, `SELECT * FROM c WHERE c.userId = @userId AND c.id = @id AND c.docType = 'artifact'`, [{ name: '@id', value: artifactId(key) }]);
     return doc ? toRecord(doc) : null;
   }
 
-  async list(userId: string, filter: ArtifactFilter, limit: number, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
-    const where = ['c.userId = @userId', "c.docType = 'artifact'"];
-    const params: SqlParameter[] = [];
+  async get(userId: string, key: string, now: Date): Promise<ArtifactRecord | null> {
+    const [doc] = await this.query<Record<string, unknown>>(userId, `SELECT * FROM c WHERE c.userId = @userId AND c.id = @id AND c.docType = 'artifact' AND ${LIVE}`, [
+      { name: '@id', value: artifactId(key) },
+      nowParam(now),
+    ]);
+    return doc ? toRecord(doc) : null;
+  }
+
+  async list(userId: string, filter: ArtifactFilter, limit: number, now: Date, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
+    const where = ['c.userId = @userId', "c.docType = 'artifact'", LIVE];
+    const params: SqlParameter[] = [nowParam(now)];
     const add = (sql: (p: string) => string, value: string) => {
       const name = `@p${params.length}`;
       params.push({ name, value });
@@ -78,7 +112,7 @@ export class CosmosArtifactStore implements ArtifactStore {
   }
 
   async delete(userId: string, key: string): Promise<ArtifactRecord | null> {
-    const existing = await this.get(userId, key);
+    const existing = await this.getAny(userId, key);
     if (!existing) return null;
     try {
       await this.container.item(artifactId(key), userId).delete();
@@ -89,16 +123,74 @@ export class CosmosArtifactStore implements ArtifactStore {
     return existing;
   }
 
-  async search(userId: string, terms: readonly string[], limit: number): Promise<ArtifactRecord[]> {
+  async search(userId: string, terms: readonly string[], limit: number, now: Date): Promise<ArtifactRecord[]> {
     if (terms.length === 0) return [];
     const params = terms.map((t, i) => ({ name: `@t${i}`, value: t.toLowerCase() }));
     const matches = params.map((p) => `CONTAINS(LOWER(c.description), ${p.name}) OR (c.storage.kind = 'inline' AND CONTAINS(LOWER(c.storage.content), ${p.name}))`);
     const docs = await this.query<Record<string, unknown>>(
       userId,
-      `SELECT TOP ${limit} * FROM c WHERE c.userId = @userId AND c.docType = 'artifact' AND (${matches.join(' OR ')}) ORDER BY c.sortKey DESC`,
-      params,
+      `SELECT TOP ${limit} * FROM c WHERE c.userId = @userId AND c.docType = 'artifact' AND ${LIVE} AND (${matches.join(' OR ')}) ORDER BY c.sortKey DESC`,
+      [...params, nowParam(now)],
     );
     return docs.map(toRecord);
+  }
+
+  async expire(userId: string, now: Date, options: { key?: string; limit?: number } = {}): Promise<number> {
+    const due = await this.query<{ id: string; storage: ArtifactRecord['storage'] }>(
+      userId,
+      `SELECT TOP ${Math.max(1, Math.floor(options.limit ?? 1000))} c.id, c.storage FROM c
+       WHERE c.userId = @userId AND c.docType = 'artifact' AND IS_STRING(c.expiresAt) AND c.expiresAt <= @now${options.key ? ' AND c.id = @id' : ''}
+       ORDER BY c.expiresAt`,
+      [nowParam(now), ...(options.key ? [{ name: '@id', value: artifactId(options.key) }] : [])],
+    );
+    let removed = 0;
+    for (const doc of due) {
+      // No atomic batch here: the queue entry first (idempotent), then the artifact. A crash between leaves an expired,
+      // invisible artifact that the next run removes; its queued blob is held back until then.
+      if (doc.storage.kind === 'blob') {
+        const entry: BlobDeletionDoc = { id: blobDeletionId(doc.storage.blobName), userId, docType: 'blob_deletion', blobName: doc.storage.blobName, queuedAt: now.toISOString() };
+        try {
+          await this.container.items.create(entry);
+        } catch (error) {
+          if (statusOf(error) !== 409) throw error;
+        }
+      }
+      try {
+        await this.container.item(doc.id, userId).delete();
+        removed++;
+      } catch (error) {
+        // Gone already: Cosmos's ttl or a concurrent sweep got there first.
+        if (statusOf(error) !== 404) throw error;
+      }
+    }
+    return removed;
+  }
+
+  async pendingBlobDeletions(userId: string, limit: number): Promise<string[]> {
+    const queued = await this.query<{ blobName: string }>(
+      userId,
+      `SELECT TOP ${Math.max(1, Math.floor(limit))} c.blobName FROM c WHERE c.userId = @userId AND c.docType = 'blob_deletion' ORDER BY c.queuedAt`,
+      [],
+    );
+    if (queued.length === 0) return [];
+    const names = queued.map((q) => q.blobName);
+    const referenced = await this.query<{ blobName: string }>(
+      userId,
+      `SELECT c.storage.blobName FROM c WHERE c.userId = @userId AND c.docType = 'artifact' AND c.storage.kind = 'blob' AND ARRAY_CONTAINS(@names, c.storage.blobName)`,
+      [{ name: '@names', value: names }],
+    );
+    const held = new Set(referenced.map((r) => r.blobName));
+    return names.filter((n) => !held.has(n));
+  }
+
+  async blobDeletionsDone(userId: string, blobNames: readonly string[]): Promise<void> {
+    for (const name of blobNames) {
+      try {
+        await this.container.item(blobDeletionId(name), userId).delete();
+      } catch (error) {
+        if (statusOf(error) !== 404) throw error;
+      }
+    }
   }
 
   async putSnapshot(snapshot: SnapshotRecord): Promise<void> {

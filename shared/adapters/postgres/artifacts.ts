@@ -13,7 +13,14 @@ const toRecord = (r: Row): ArtifactRecord =>
 
 const likeAny = (terms: readonly string[]) => terms.map((t) => `%${t.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
 
-/** Artifacts in PostgreSQL: metadata as jsonb, inline content in its own column (blobs hold only a name). */
+/** Live at `$n`: permanent, or expiring after it. */
+const live = (p: string) => `(expires_at IS NULL OR expires_at > ${p}::timestamptz)`;
+
+/**
+ * Artifacts in PostgreSQL: metadata as jsonb, inline content in its own column (blobs hold only a name). `expires_at`
+ * mirrors the record's expiresAt for the readers' filter and the sweep; `artifact_blob_deletions` is the sweep's queue
+ * of blobs whose artifacts are gone.
+ */
 export class PostgresArtifactStore implements ArtifactStore {
   constructor(private readonly db: Db) {}
 
@@ -21,8 +28,8 @@ export class PostgresArtifactStore implements ArtifactStore {
     const { storage, ...meta } = record;
     const doc = { ...meta, storage: storage.kind === 'inline' ? { kind: 'inline' } : storage };
     const rows = await this.db.query(
-      `INSERT INTO artifacts (user_id, key, sort_key, type, source, tags, session_id, agent_id, created_at, doc, content)
-       VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11)
+      `INSERT INTO artifacts (user_id, key, sort_key, type, source, tags, session_id, agent_id, created_at, doc, content, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12)
        ON CONFLICT (user_id, key) DO NOTHING RETURNING key`,
       [
         record.userId,
@@ -36,22 +43,24 @@ export class PostgresArtifactStore implements ArtifactStore {
         record.createdAt,
         JSON.stringify(doc),
         storage.kind === 'inline' ? storage.content : null,
+        record.expiresAt,
       ],
     );
     if (rows.length > 0) return { record, created: true };
-    const existing = await this.get(record.userId, record.key);
+    // Whatever holds the key, expired or not: the caller decides.
+    const [existing] = await this.db.query<Row>('SELECT doc, content, sort_key FROM artifacts WHERE user_id = $1 AND key = $2', [record.userId, record.key]);
     if (!existing) throw new Error('artifact vanished between insert and read');
-    return { record: existing, created: false };
+    return { record: toRecord(existing), created: false };
   }
 
-  async get(userId: string, key: string): Promise<ArtifactRecord | null> {
-    const [row] = await this.db.query<Row>('SELECT doc, content, sort_key FROM artifacts WHERE user_id = $1 AND key = $2', [userId, key]);
+  async get(userId: string, key: string, now: Date): Promise<ArtifactRecord | null> {
+    const [row] = await this.db.query<Row>(`SELECT doc, content, sort_key FROM artifacts WHERE user_id = $1 AND key = $2 AND ${live('$3')}`, [userId, key, now.toISOString()]);
     return row ? toRecord(row) : null;
   }
 
-  async list(userId: string, filter: ArtifactFilter, limit: number, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
-    const where = ['user_id = $1'];
-    const params: unknown[] = [userId];
+  async list(userId: string, filter: ArtifactFilter, limit: number, now: Date, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
+    const where = ['user_id = $1', live('$2')];
+    const params: unknown[] = [userId, now.toISOString()];
     const add = (sql: (p: string) => string, value: unknown) => {
       params.push(value);
       where.push(sql(`$${params.length}`));
@@ -78,15 +87,50 @@ export class PostgresArtifactStore implements ArtifactStore {
     return row ? toRecord(row) : null;
   }
 
-  async search(userId: string, terms: readonly string[], limit: number): Promise<ArtifactRecord[]> {
+  async search(userId: string, terms: readonly string[], limit: number, now: Date): Promise<ArtifactRecord[]> {
     if (terms.length === 0) return [];
     const rows = await this.db.query<Row>(
       `SELECT doc, content, sort_key FROM artifacts
-       WHERE user_id = $1 AND ((doc->>'description') ILIKE ANY($2::text[]) OR content ILIKE ANY($2::text[]))
+       WHERE user_id = $1 AND ${live('$4')} AND ((doc->>'description') ILIKE ANY($2::text[]) OR content ILIKE ANY($2::text[]))
        ORDER BY sort_key DESC LIMIT $3`,
-      [userId, likeAny(terms), limit],
+      [userId, likeAny(terms), limit, now.toISOString()],
     );
     return rows.map(toRecord);
+  }
+
+  async expire(userId: string, now: Date, options: { key?: string; limit?: number } = {}): Promise<number> {
+    // One statement, so atomic: the rows go and their blob names enter the queue together, or neither happens.
+    const [row] = await this.db.query<{ removed: number }>(
+      `WITH due AS (
+         SELECT key FROM artifacts
+         WHERE user_id = $1 AND expires_at <= $2::timestamptz AND ($3::text IS NULL OR key = $3)
+         ORDER BY expires_at LIMIT $4
+       ), gone AS (
+         DELETE FROM artifacts a USING due WHERE a.user_id = $1 AND a.key = due.key RETURNING a.doc
+       ), queued AS (
+         INSERT INTO artifact_blob_deletions (user_id, blob_name)
+         SELECT $1, doc->'storage'->>'blobName' FROM gone WHERE doc->'storage'->>'kind' = 'blob'
+         ON CONFLICT DO NOTHING
+       )
+       SELECT count(*)::int AS removed FROM gone`,
+      [userId, now.toISOString(), options.key ?? null, options.limit ?? 1000],
+    );
+    return row?.removed ?? 0;
+  }
+
+  async pendingBlobDeletions(userId: string, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ blob_name: string }>(
+      `SELECT d.blob_name FROM artifact_blob_deletions d
+       WHERE d.user_id = $1 AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.user_id = d.user_id AND a.doc->'storage'->>'blobName' = d.blob_name)
+       ORDER BY d.queued_at, d.blob_name LIMIT $2`,
+      [userId, limit],
+    );
+    return rows.map((r) => r.blob_name);
+  }
+
+  async blobDeletionsDone(userId: string, blobNames: readonly string[]): Promise<void> {
+    if (blobNames.length === 0) return;
+    await this.db.query('DELETE FROM artifact_blob_deletions WHERE user_id = $1 AND blob_name = ANY($2::text[])', [userId, blobNames]);
   }
 
   async putSnapshot(snapshot: SnapshotRecord): Promise<void> {

@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { retrieveMemory, searchMemories, storeMemory } from '../../application/artifacts.js';
 import { getContext } from '../../application/get-context.js';
-import { ArtifactKey, ContentKind, GetMemoryQuery, StoreMemoryBody, Transform } from '../../contracts/artifacts.js';
+import { ArtifactKey, ContentKind, GetMemoryQuery, StoreMemoryBody, Transform, TtlClass } from '../../contracts/artifacts.js';
 import { Id } from '../../contracts/ids.js';
 import { MemoryError } from '../../domain/errors.js';
 import type { Runtime } from '../composition.js';
@@ -33,7 +33,8 @@ export function createMcpServer(runtime: Runtime): McpServer {
   server.registerTool(
     'store_memory',
     {
-      description: 'Store content (a tool output, file, query result, note) in detail memory. Returns its key, description and token count; cite it later as [MemoryRef: <key>].',
+      description:
+        'Store content (a tool output, file, query result, note) in detail memory. Returns its key, description, token count and expiresAt; cite it later as [MemoryRef: <key>]. Kept for good unless ttlClass or ttlSeconds says otherwise; once expired it is gone.',
       inputSchema: {
         userId: Id,
         content: z.string().min(1),
@@ -46,6 +47,8 @@ export function createMcpServer(runtime: Runtime): McpServer {
         sessionId: Id.optional(),
         agentId: Id.optional(),
         goal: z.string().max(2000).optional().describe('Your current goal: the description then says what in the content matters for it.'),
+        ttlClass: TtlClass.optional().describe('How long to keep it: working (30 min), session (2 h), episodic (7 days), semantic (permanent, the default).'),
+        ttlSeconds: z.number().int().optional().describe('How long to keep it in seconds (60 to 31536000), instead of ttlClass.'),
       },
     },
     ({ userId, ...input }) => run(async () => text(await storeMemory(runtime, userId, StoreMemoryBody.parse(input)))),

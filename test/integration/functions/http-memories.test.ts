@@ -6,11 +6,14 @@ import { handler as listHandler } from '../../../functions/http-memories-list.js
 import { handler as getHandler } from '../../../functions/http-memory-get.js';
 import { handler as deleteHandler } from '../../../functions/http-memory-delete.js';
 import { handler as snapshotHandler } from '../../../functions/http-snapshots-create.js';
+import { handler as factsHandler } from '../../../functions/http-facts-search.js';
+import { handler as retentionHandler } from '../../../functions/activity-retention-apply.js';
 import { handler as restoreHandler } from '../../../functions/http-snapshot-restore.js';
 import { azuriteConnectionString } from '../../../shared/adapters/blob/azure-blob.js';
 import { turnArtifactKey } from '../../../shared/application/offload.js';
 import type { ContextResponse } from '../../../shared/contracts/context.js';
 import { isTurn } from '../../../shared/contracts/events.js';
+import { DAY_SECONDS } from '../../../shared/domain/retention.js';
 import { countTokens } from '../../../shared/domain/tokens.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { startAzurite, type RunningAzurite } from '../../../shared/platform/local-host/azurite.js';
@@ -265,5 +268,115 @@ describe('snapshot / restore', () => {
     const k = json(await create(userId, { content: 'mine' })).key as string;
     const snapshotId = json(await snapshot(userId, { keys: [k] })).snapshotId as string;
     expect((await restore(fresh().userId, snapshotId, { agentId: 'x' })).status).toBe(404);
+  });
+});
+
+describe('TTL classes', () => {
+  const plus = (iso: unknown, seconds: number) => new Date(Date.parse(iso as string) + seconds * 1000).toISOString();
+  /** Runs `fn` with the runtime's clock at `offsetSeconds` from now (the handlers read the runtime's clock). */
+  async function atOffset<T>(offsetSeconds: number, fn: () => Promise<T>): Promise<T> {
+    const real = runtime.clock;
+    runtime.clock = { now: () => new Date(Date.now() + offsetSeconds * 1000) };
+    try {
+      return await fn();
+    } finally {
+      runtime.clock = real;
+    }
+  }
+
+  it('records expiresAt from ttlClass or ttlSeconds, and null (permanent) by default', async () => {
+    const userId = fresh().userId;
+    const cases = [
+      [{ ttlClass: 'working' }, 30 * 60],
+      [{ ttlClass: 'session' }, 2 * 3600],
+      [{ ttlClass: 'episodic' }, 7 * DAY_SECONDS],
+      [{ ttlSeconds: 90 }, 90],
+    ] as const;
+    for (const [ttl, seconds] of cases) {
+      const res = await create(userId, { content: 'remember for a while', ...ttl });
+      expect(res.status).toBe(201);
+      const body = json(res);
+      expect(body.expiresAt).toBe(plus(body.createdAt, seconds));
+      expect(json(await get(userId, body.key as string)).expiresAt).toBe(body.expiresAt);
+    }
+    expect(json(await create(userId, { content: 'keep it', ttlClass: 'semantic' })).expiresAt).toBeNull();
+    expect(json(await create(userId, { content: 'keep it too' })).expiresAt).toBeNull();
+    const listed = json(await list(userId)).items as { expiresAt: string | null }[];
+    expect(listed.filter((i) => i.expiresAt === null)).toHaveLength(2);
+  });
+
+  it.each([
+    ['ttlClass and ttlSeconds together', { ttlClass: 'working', ttlSeconds: 600 }, 'body.ttlSeconds'],
+    ['an unknown class', { ttlClass: 'forever' }, 'body.ttlClass'],
+    ['ttlSeconds under a minute', { ttlSeconds: 59 }, 'body.ttlSeconds'],
+    ['ttlSeconds over a year', { ttlSeconds: 365 * DAY_SECONDS + 1 }, 'body.ttlSeconds'],
+    ['fractional ttlSeconds', { ttlSeconds: 90.5 }, 'body.ttlSeconds'],
+    ['ttlSeconds as a string', { ttlSeconds: '600' }, 'body.ttlSeconds'],
+  ])('answers 400 validation_failed for %s, storing nothing', async (_name, ttl, path) => {
+    const userId = fresh().userId;
+    const res = await create(userId, { content: 'x', ...ttl });
+    expect(res.status).toBe(400);
+    expect(res.headers).toMatchObject({ 'content-type': 'application/problem+json' });
+    expect(json(res)).toMatchObject({ code: 'validation_failed', errors: expect.arrayContaining([expect.objectContaining({ path })]) });
+    expect(json(await list(userId)).items).toEqual([]);
+  });
+
+  it('an expired memory is gone at once: 404 not_found like an unknown key, absent from the listing, not deletable', async () => {
+    const userId = fresh().userId;
+    const k = json(await create(userId, { content: 'short-lived', ttlSeconds: 60 })).key as string;
+    const kept = json(await create(userId, { content: 'long-lived' })).key as string;
+    expect((await atOffset(59, () => get(userId, k))).status).toBe(200);
+    const expired = await atOffset(61, () => get(userId, k));
+    expect(expired.status).toBe(404);
+    expect(json(expired)).toMatchObject({ code: 'not_found', status: 404 });
+    expect(json(expired).code).toBe(json(await get(userId, 'never-stored')).code);
+    expect((json(await atOffset(61, () => list(userId))).items as { key: string }[]).map((i) => i.key)).toEqual([kept]);
+    expect((await atOffset(61, () => del(userId, k))).status).toBe(404);
+  });
+
+  it('fact search skips expired memories', async () => {
+    const userId = fresh().userId;
+    // Stored two hours ago as working memory (30 min): expired now. Fact search reads the current time.
+    await atOffset(-2 * 3600, () => create(userId, { key: 'stale-plan', content: 'the zeppelin itinerary for Friday', ttlClass: 'working' }));
+    await create(userId, { key: 'fresh-plan', content: 'the zeppelin itinerary for Saturday', ttlClass: 'working' });
+    const res = await factsHandler(request('POST', `v1/users/${userId}/facts/search`, { params: { userId }, body: { query: 'zeppelin itinerary', sources: ['artifacts'] } }), context('http-facts-search'));
+    expect(res.status).toBe(200);
+    expect((json(res).facts as { memoryKey?: string }[]).map((f) => f.memoryKey)).toEqual(['fresh-plan']);
+  });
+
+  it('the retention activity deletes expired memories with their blobs and reports the count; a rerun deletes nothing', async () => {
+    const userId = fresh().userId;
+    await create(userId, { content: 'x'.repeat(10_000), ttlSeconds: 60 });
+    await create(userId, { content: 'small', ttlClass: 'working' });
+    const kept = json(await create(userId, { content: 'y'.repeat(10_000) })).key as string;
+    const now = new Date(Date.now() + 31 * 60_000).toISOString();
+    const ctx = context('activity-retention-apply');
+    expect(await retentionHandler({ userId, now }, ctx)).toEqual({ expired: 0, artifactsExpired: 2 });
+    expect(ctx.logs.map((l) => l.message)).toContainEqual(expect.stringMatching(/0 expired insights and 2 expired artifacts/));
+    expect(await retentionHandler({ userId, now }, context('activity-retention-apply'))).toEqual({ expired: 0, artifactsExpired: 0 });
+    expect(await runtime.detail.artifacts.pendingBlobDeletions(userId, 10)).toEqual([]);
+    expect((json(await list(userId)).items as { key: string }[]).map((i) => i.key)).toEqual([kept]);
+  });
+
+  it('an offloaded tool output is episodic (7 days), an offloaded user message permanent', async () => {
+    const key = fresh();
+    await append(key, [
+      { role: 'user', content: textOf(700), turnId: 'paste' },
+      { role: 'tool', content: textOf(700), turnId: 'tool', name: 'shell' },
+    ]);
+    const tool = json(await get(key.userId, turnArtifactKey(key, 'tool')));
+    expect(tool.expiresAt).toBe(plus(tool.createdAt, 7 * DAY_SECONDS));
+    expect(json(await get(key.userId, turnArtifactKey(key, 'paste'))).expiresAt).toBeNull();
+  });
+
+  it('a MemoryRef to an expired tool output resolves like a missing one: the placeholder stays, fetching it is 404', async () => {
+    const key = fresh();
+    const output = textOf(900);
+    // Appended eight days ago: its episodic artifact has expired since.
+    await atOffset(-8 * DAY_SECONDS, () => append(key, [{ role: 'tool', content: output, turnId: 'old-tool', name: 'fetch' }]));
+    const ctx = await getContext(key);
+    expect(ctx.text).not.toContain(output);
+    expect(ctx.text).toContain(`[MemoryRef: ${turnArtifactKey(key, 'old-tool')} - `);
+    expect((await get(key.userId, turnArtifactKey(key, 'old-tool'))).status).toBe(404);
   });
 });

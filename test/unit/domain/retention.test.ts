@@ -1,8 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InsightStatus } from '../../../shared/contracts/insights.js';
+import { TtlClass } from '../../../shared/contracts/artifacts.js';
 import {
+  ARTIFACT_BLOB_SWEEP_GRACE_SECONDS,
+  artifactExpiresAt,
+  artifactItemTtlSeconds,
   DAY_SECONDS,
+  DEFAULT_ARTIFACT_TTL_CLASS,
   expiredInsightIds,
   expiresAt,
   insightExpiresAt,
@@ -120,5 +125,31 @@ describe('Cosmos per-item ttl', () => {
   it('given no expiry, then no ttl; given one beyond Cosmos’s limit, then the limit', () => {
     expect(itemTtlSeconds(null, at(T0))).toBeUndefined();
     expect(itemTtlSeconds(at('2200-01-01T00:00:00.000Z'), at(T0))).toBe(MAX_ITEM_TTL_SECONDS);
+  });
+});
+
+describe('artifact TTLs (detail memory)', () => {
+  it('the API accepts exactly the design’s classes', () => {
+    expect(TtlClass.options).toEqual(Object.keys(TTL_CLASSES));
+  });
+
+  it('given a class, own seconds or neither, then the expiry is from the class, the seconds, or the default class', () => {
+    expect(artifactExpiresAt(T0, { ttlClass: 'working' }, 'semantic')).toEqual(at('2026-01-05T10:30:00.000Z'));
+    expect(artifactExpiresAt(T0, { ttlSeconds: 90 }, 'semantic')).toEqual(plus(T0, 90));
+    expect(artifactExpiresAt(T0, {}, 'episodic')).toEqual(plus(T0, 7 * DAY_SECONDS));
+    expect(artifactExpiresAt(T0, {}, 'semantic')).toBeNull();
+    expect(artifactExpiresAt(T0, { ttlClass: 'semantic' }, 'episodic')).toBeNull();
+  });
+
+  it('defaults: offloaded tool outputs are episodic, offloaded messages and stored memories permanent', () => {
+    expect(DEFAULT_ARTIFACT_TTL_CLASS).toEqual({ offloadedToolOutput: 'episodic', offloadedMessage: 'semantic', stored: 'semantic' });
+  });
+
+  it('given an expiring inline artifact, then its Cosmos ttl ends at the expiry; a blob-backed one lasts the sweep grace longer', () => {
+    const expiry = plus(T0, 2 * 3600);
+    expect(artifactItemTtlSeconds(expiry, 'inline', at(T0))).toBe(7200);
+    expect(artifactItemTtlSeconds(expiry, 'blob', at(T0))).toBe(7200 + ARTIFACT_BLOB_SWEEP_GRACE_SECONDS);
+    expect(artifactItemTtlSeconds(null, 'blob', at(T0))).toBeUndefined();
+    expect(ARTIFACT_BLOB_SWEEP_GRACE_SECONDS).toBeGreaterThanOrEqual(DAY_SECONDS);
   });
 });

@@ -107,12 +107,21 @@ describe('orch-long-term-reflection', () => {
     expect(waiting.flat.map((a) => a.functionName)).toEqual(['activity-insights-merge', 'activity-profile-synthesise', 'activity-retention-apply']);
     expect(waiting.flat[2]).toMatchObject({ actionType: 1, input: { userId: 'u1', now: '2026-01-05T10:02:00.000Z' }, retryOptions: expect.objectContaining({ maxNumberOfAttempts: 4 }) });
 
-    h.started('2026-01-05T10:03:00.000Z').completed(h.scheduled('activity-retention-apply'), { expired: 4 });
+    h.started('2026-01-05T10:03:00.000Z').completed(h.scheduled('activity-retention-apply'), { expired: 4, artifactsExpired: 7 });
     const done = await replay(longTermReflectionOrchestrator, h);
     expect(done.isDone).toBe(true);
-    expect(done.output).toEqual({ userId: 'u1', merged: 2, updated: true, version: 3, processed: ['a'], superseded: ['b'], expired: 4, finishedAt: '2026-01-05T10:03:00.000Z' });
+    expect(done.output).toEqual({ userId: 'u1', merged: 2, updated: true, version: 3, processed: ['a'], superseded: ['b'], expired: 4, artifactsExpired: 7, finishedAt: '2026-01-05T10:03:00.000Z' });
     // A replay asks for the same retention time: the activity's input is part of the history's determinism.
     expect((await replay(longTermReflectionOrchestrator, h)).flat).toEqual(waiting.flat);
+  });
+
+  it('a retention step that completed before the artifact sweep shipped (no artifactsExpired) counts 0 artifacts', async () => {
+    const h = new History({ userId: 'u1' })
+      .call('activity-insights-merge', { merged: 0 })
+      .call('activity-profile-synthesise', { updated: false, version: 1, processed: [], superseded: [] })
+      .call('activity-retention-apply', { expired: 1 });
+    const done = await replay(longTermReflectionOrchestrator, h);
+    expect(done.output).toMatchObject({ expired: 1, artifactsExpired: 0 });
   });
 });
 
@@ -130,20 +139,20 @@ describe('orch-nightly-consolidation', () => {
     h.started();
     const [a, b] = [h.subCreated('orch-long-term-reflection', 'reflection:a:20260105T03'), h.subCreated('orch-long-term-reflection', 'reflection:b:20260105T03')];
     // Completions arrive in any order; results keep the batch order.
-    h.subCompleted(b, { updated: false, merged: 0 }).subCompleted(a, { updated: true, merged: 1, expired: 0 });
+    h.subCompleted(b, { updated: false, merged: 0 }).subCompleted(a, { updated: true, merged: 1, expired: 0, artifactsExpired: 2 });
     const secondBatch = await replay(nightlyConsolidationOrchestrator, h);
     expect(secondBatch.actions.at(-1)).toEqual([{ actionType: 2, functionName: 'orch-long-term-reflection', input: { userId: 'c' }, instanceId: 'reflection:c:20260105T03' }]);
 
-    h.started().subCompleted(h.subCreated('orch-long-term-reflection', 'reflection:c:20260105T03'), { updated: true, merged: 2, expired: 5 });
+    h.started().subCompleted(h.subCreated('orch-long-term-reflection', 'reflection:c:20260105T03'), { updated: true, merged: 2, expired: 5, artifactsExpired: 3 });
     const done = await replay(nightlyConsolidationOrchestrator, h);
     expect(done.isDone).toBe(true);
-    // b finished before retention shipped (no `expired`): it counts as 0.
-    expect(done.output).toMatchObject({ runId: '20260105T03', users: 3, profilesUpdated: 2, merged: 3, expired: 5 });
+    // b finished before retention shipped (no `expired`, no `artifactsExpired`): it counts as 0.
+    expect(done.output).toMatchObject({ runId: '20260105T03', users: 3, profilesUpdated: 2, merged: 3, expired: 5, artifactsExpired: 5 });
     expect(await replay(nightlyConsolidationOrchestrator, h)).toEqual(done);
   });
 
   it('with no active users it finishes after the lookup', async () => {
     const done = await replay(nightlyConsolidationOrchestrator, new History(input).call('activity-users-active', { userIds: [] }));
-    expect(done.output).toMatchObject({ users: 0, profilesUpdated: 0, merged: 0, expired: 0 });
+    expect(done.output).toMatchObject({ users: 0, profilesUpdated: 0, merged: 0, expired: 0, artifactsExpired: 0 });
   });
 });
