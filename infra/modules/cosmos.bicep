@@ -53,7 +53,7 @@ var containers = [
     compositeIndexes: [
       [
         '/status'
-        '/lastTurnAt'
+        '/lastActivityAt'
       ]
     ]
   }

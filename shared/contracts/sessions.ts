@@ -21,6 +21,12 @@ export const SessionDocument = z.object({
   agentIds: z.array(Id),
   startedAt: z.iso.datetime().nullable(),
   lastTurnAt: z.iso.datetime().nullable(),
+  /**
+   * When the service recorded the session's latest turn (its own clock, unlike `lastTurnAt`, which is the client's
+   * timestamp and may be years old for imported history). The idle timeout judges by it. Absent in documents
+   * projected before it existed: the sweep then falls back to `lastTurnAt` (PostgreSQL) or waits for the next turn (Cosmos).
+   */
+  lastActivityAt: z.iso.datetime().nullable().optional(),
   updatedAt: z.iso.datetime(),
   /** Set by session end: the session summary (shown in later sessions' init block), its vector and key topics. */
   summary: z.string().optional(),

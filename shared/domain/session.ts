@@ -16,6 +16,7 @@ export function newSession({ userId, sessionId }: SessionKey, now: Date): Sessio
     agentIds: [],
     startedAt: null,
     lastTurnAt: null,
+    lastActivityAt: null,
     updatedAt: now.toISOString(),
   };
 }
@@ -32,6 +33,8 @@ export function evolveSession(session: SessionDocument, events: readonly MemoryE
         next.turnCount += 1;
         next.startedAt ??= timestamp;
         next.lastTurnAt = next.lastTurnAt && next.lastTurnAt > timestamp ? next.lastTurnAt : timestamp;
+        const { recordedAt } = event.metadata;
+        next.lastActivityAt = next.lastActivityAt && next.lastActivityAt > recordedAt ? next.lastActivityAt : recordedAt;
         if (agentId && !next.agentIds.includes(agentId)) next.agentIds = [...next.agentIds, agentId];
         break;
       }

@@ -119,7 +119,9 @@ function describeInsightContract(name: string, open: () => Promise<Stores>) {
       await put('old', { status: 'completed', summary: 'old summary', endedAt: at(2), startedAt: at(1), lastTurnAt: at(2), reflectionStatus: 'no-insight' });
       await put('mid', { status: 'completed', summary: 'mid summary', endedAt: at(4), startedAt: at(3), lastTurnAt: at(4), reflectionStatus: 'processed' });
       await put('new', { status: 'completed', summary: 'new summary', endedAt: at(6), startedAt: at(5), lastTurnAt: at(6), reflectionStatus: 'no-insight' });
-      await put('live', { status: 'active', startedAt: at(7), lastTurnAt: at(8) });
+      await put('live', { status: 'active', startedAt: at(7), lastTurnAt: at(8), lastActivityAt: at(8) });
+      // Imported history: the client's timestamps are old, but the service recorded the turns just now.
+      await put('imported', { status: 'active', startedAt: at(0), lastTurnAt: at(1), lastActivityAt: at(10) });
       expect(await stores.directory.recentSummaries(u, 2)).toEqual([
         { sessionId: 'new', endedAt: at(6), summary: 'new summary' },
         { sessionId: 'mid', endedAt: at(4), summary: 'mid summary' },

@@ -28,7 +28,7 @@ export const COSMOS_CONTAINERS = {
     defaultTtl: -1,
     vectorPaths: ['/summaryVector'],
     fullTextPaths: ['/summary'],
-    compositeIndexes: [['/status', '/lastTurnAt']],
+    compositeIndexes: [['/status', '/lastActivityAt']],
   },
   interactions: {
     name: 'interactions',

@@ -120,7 +120,7 @@ export class CosmosSessionDirectory implements SessionDirectory {
   async idleSessions(cutoff: Date, limit: number): Promise<SessionKey[]> {
     const rows = await query<SessionKey>(
       this.container,
-      "SELECT c.userId, c.sessionId FROM c WHERE c.status = 'active' AND IS_STRING(c.lastTurnAt) AND c.lastTurnAt < @cutoff ORDER BY c.lastTurnAt ASC",
+      "SELECT c.userId, c.sessionId FROM c WHERE c.status = 'active' AND IS_STRING(c.lastActivityAt) AND c.lastActivityAt < @cutoff ORDER BY c.lastActivityAt ASC",
       [{ name: '@cutoff', value: cutoff.toISOString() }],
     );
     return rows.slice(0, limit).map((r) => ({ userId: r.userId, sessionId: r.sessionId }));

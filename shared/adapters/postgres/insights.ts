@@ -194,8 +194,8 @@ export class PostgresSessionDirectory implements SessionDirectory {
   async idleSessions(cutoff: Date, limit: number): Promise<SessionKey[]> {
     const rows = await this.db.query<{ user_id: string; session_id: string }>(
       `SELECT user_id, session_id FROM sessions
-       WHERE doc->>'status' = 'active' AND doc->>'lastTurnAt' IS NOT NULL AND doc->>'lastTurnAt' < $1
-       ORDER BY doc->>'lastTurnAt' LIMIT $2`,
+       WHERE doc->>'status' = 'active' AND coalesce(doc->>'lastActivityAt', doc->>'lastTurnAt') < $1
+       ORDER BY coalesce(doc->>'lastActivityAt', doc->>'lastTurnAt') LIMIT $2`,
       [cutoff.toISOString(), limit],
     );
     return rows.map((r) => ({ userId: r.user_id, sessionId: r.session_id }));

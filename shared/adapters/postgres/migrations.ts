@@ -314,6 +314,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 9,
+    name: 'idle sessions by the service clock',
+    sql: `
+      -- The idle sweep judges by when the service recorded the last turn (lastActivityAt), not by the client's
+      -- timestamps: imported history with old timestamps was ended at the next sweep. Older documents fall back.
+      DROP INDEX sessions_idle;
+      CREATE INDEX sessions_idle ON sessions ((coalesce(doc->>'lastActivityAt', doc->>'lastTurnAt'))) WHERE doc->>'status' = 'active';
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */
