@@ -1,5 +1,6 @@
 import { FactSource, type Fact, type FactSearchBody, type FactSearchResult, type Retriever } from '../contracts/facts.js';
 import { reciprocalRankFusion } from '../domain/ranking.js';
+import { namedParticipant, withoutParticipantNames } from '../domain/participants.js';
 import { isWithin, periodNamedIn } from '../domain/time-expressions.js';
 import { countTokens } from '../domain/tokens.js';
 import type { Deps } from './ports.js';
@@ -50,10 +51,14 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   const topK = body.topK ?? deps.memory.topKFacts;
   const sources = new Set(body.sources ?? FactSource.options);
   const retrievers: Retriever[] = body.retrievers ?? ['fulltext', 'vector'];
-  const vector = retrievers.includes('vector') ? (await deps.embedder.embed([body.query]))[0] : undefined;
+  // Participants' names say whose turns to favour (NAMED_SPEAKER_BOOST), not what to match: as words they match turns
+  // that address or follow that person. The conversation sources are searched without them.
+  const speakers = await deps.search.speakers(userId);
+  const text = withoutParticipantNames(body.query, speakers);
+  const vector = retrievers.includes('vector') ? (await deps.embedder.embed([text]))[0] : undefined;
   const query: SearchQuery = {
     userId,
-    text: body.query,
+    text,
     ...(vector && { vector: { model: deps.embedder.model, values: vector } }),
     limit: Math.max(POOL, topK * 3),
     filters: { ...(body.sessionId && { sessionId: body.sessionId }), ...(body.agentId && { agentId: body.agentId }), ...(body.from && { from: body.from }), ...(body.to && { to: body.to }) },
@@ -79,7 +84,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     for (const { item, score } of windows) {
       for (let seq = item.seqRange[0]; seq <= item.seqRange[1]; seq++) windowScoreByTurn.set(turnKey(item.sessionId, seq), score);
     }
-    const named = namedSpeaker(body.query, turns.map((t) => t.item.speaker));
+    const named = namedParticipant(body.query, speakers);
     for (const { item, score } of turns) {
       const boost = WINDOW_TO_TURN_WEIGHT * (windowScoreByTurn.get(turnKey(item.sessionId, item.seq)) ?? 0);
       facts.push({ fact: turnFact(item), score: (score + boost) * (item.speaker === named ? 1 + NAMED_SPEAKER_BOOST : 1) });
@@ -94,13 +99,6 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   if (period) for (const f of facts) if (isWithin(period, f.fact.timestamp)) f.score *= 1 + NAMED_PERIOD_BOOST;
   facts.sort((a, b) => b.score - a.score);
   return pack(facts, topK, body.minScore ?? 0, body.maxTokens);
-}
-
-/** The one speaker among the candidates whose name (its first word, e.g. "Melanie", or a role such as "user") the query uses as a word. */
-function namedSpeaker(query: string, speakers: readonly string[]): string | undefined {
-  const words = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu));
-  const named = [...new Set(speakers)].filter((s) => words.has(s.toLowerCase().split(/\s+/)[0]!));
-  return named.length === 1 ? named[0] : undefined;
 }
 
 function pack(ranked: readonly { fact: Omit<Fact, 'score' | 'tokens'>; score: number }[], topK: number, minScore: number, maxTokens: number | undefined): FactSearchResult {

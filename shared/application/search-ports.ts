@@ -59,6 +59,8 @@ export interface WindowHit {
 /** Ranked candidate lists, best first, one per retriever and granularity; the use case fuses them. */
 export interface SearchIndex {
   indexTurns(turns: readonly IndexedTurn[]): Promise<void>;
+  /** Everyone who speaks in the user's indexed turns (`IndexedTurn.speaker`), each once. */
+  speakers(userId: string): Promise<string[]>;
   turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]>;
   interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]>;
 }

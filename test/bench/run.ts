@@ -16,6 +16,10 @@
  * BENCH_LAG_SESSIONS (default: about 20 appends each), BENCH_CONTEXT_SESSIONS (1000), BENCH_CONTEXT_TURNS (15), BENCH_CONTEXT_SAMPLES (500),
  * BENCH_CONTEXT_PROJECTION_SECONDS (15: projection budget after the context ingest), BENCH_CLIENT (fetch | node;
  * default the faster), BENCH_PROFILE_DIR (write main-thread CPU profiles of the main phases there and summarise them).
+ *
+ * Then, each on a fresh store: model calls (models.ts), session end (session-end.ts), a tool-heavy session
+ * (tool-heavy.ts) and fact-search latency at 1k, 10k and 100k interactions (search.ts; BENCH_SEARCH_SIZES shortens it:
+ * the 100k corpus alone takes tens of minutes to seed and index on 2 cores).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -476,7 +480,8 @@ try {
   const { benchModels } = await import('./models.js');
   const { benchSessionEnd } = await import('./session-end.js');
   const { benchToolHeavy } = await import('./tool-heavy.js');
-  const more = { models: await benchModels(), sessionEnd: await benchSessionEnd(), toolHeavy: await benchToolHeavy() };
+  const { benchSearch } = await import('./search.js');
+  const more = { models: await benchModels(), sessionEnd: await benchSessionEnd(), toolHeavy: await benchToolHeavy(), search: await benchSearch() };
   for (const [name, figures] of Object.entries(more)) console.log(`\n${name}: ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(', ')}`);
   Object.assign(extra, more);
   const json = {

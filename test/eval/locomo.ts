@@ -3,7 +3,7 @@
  * Ingests each conversation through the local host's HTTP API, ends every session, then asks every question of categories 1–4 and reports
  * evidence recall at budgets of 10, 25 and 50 turns for hybrid search, BM25-only and vector-only, per category.
  *
- *   npm run eval:locomo [-- path/to/locomo.json]
+ *   npm run eval:locomo [-- path/to/locomo.json]       (EVAL_DATA_DIR=<folder> keeps the ingested store for reruns)
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const dataPath = process.argv[2] ?? new URL('../../../shared/data/locomo/locomo-dev.json', import.meta.url).pathname;
-const dataDir = mkdtempSync(join(tmpdir(), 'locomo-'));
+// EVAL_DATA_DIR keeps the store: a rerun then re-sends the turns (idempotent by turnId) and re-ends the sessions (one
+// run each), so only the questions cost time, e.g. after a ranking change. Indexing changes need a fresh folder.
+const keptDir = process.env.EVAL_DATA_DIR;
+const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'locomo-'));
 process.env.MEMORY_DATA_DIR = dataDir;
 process.env.LOG_LEVEL ??= 'warning';
 
@@ -138,14 +141,20 @@ try {
   const questions = conversations.flatMap((c) => c.qa.filter((q) => q.category >= 1 && q.category <= 4 && evidenceIds(q).length > 0).map((q) => ({ userId: c.sample_id, q })));
   const hits: Record<Strategy, Record<number, number[][]>> = { hybrid: {}, bm25: {}, vector: {} };
   const latencies: number[] = [];
+  /** Per question, where each evidence turn came in the hybrid ranking (1-based; null past 50): for error analysis. */
+  const details: { userId: string; category: string; question: string; evidence: Record<string, number | null> }[] = [];
   let asked = 0;
   for (const { userId, q } of questions) {
     const evidence = new Set(evidenceIds(q));
     for (const strategy of Object.keys(STRATEGIES) as Strategy[]) {
       const t0 = performance.now();
       const result = (await post(`v1/users/${userId}/facts/search`, { query: q.question, topK: 50, sources: ['turns'], retrievers: STRATEGIES[strategy] })) as { facts: { turnIds: string[] }[] };
-      if (strategy === 'hybrid') latencies.push(performance.now() - t0);
       const ranked = [...new Set(result.facts.flatMap((f) => f.turnIds))];
+      if (strategy === 'hybrid') {
+        latencies.push(performance.now() - t0);
+        const rankOf = (id: string) => (ranked.indexOf(id) < 0 ? null : ranked.indexOf(id) + 1);
+        details.push({ userId, category: CATEGORIES[q.category]!, question: q.question, evidence: Object.fromEntries([...evidence].map((id) => [id, rankOf(id)])) });
+      }
       const recalls = BUDGETS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size);
       (hits[strategy][q.category] ??= []).push(recalls);
     }
@@ -182,12 +191,13 @@ try {
   console.log(`hybrid search latency over HTTP: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (n=${latencies.length})`);
   for (const r of contextRatios) console.log(`context at the end of ${r.conversation}: ${r.contextTokens} tokens vs ${r.conversationTokens} for the whole conversation (${((100 * r.contextTokens) / r.conversationTokens).toFixed(1)}%)`);
   console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
-  const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
-  const out = join(process.cwd(), '.eval', 'locomo.json');
   mkdirSync(join(process.cwd(), '.eval'), { recursive: true });
+  const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
+  writeFileSync(join(process.cwd(), '.eval', 'locomo-questions.json'), JSON.stringify(details, null, 1));
+  const out = join(process.cwd(), '.eval', 'locomo.json');
   writeFileSync(out, JSON.stringify(report, null, 2));
   console.log(JSON.stringify(report));
 } finally {
   await host.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
 }

@@ -168,6 +168,14 @@ export function buildFullTextQuery(query: SearchQuery, granularity: Granularity,
   };
 }
 
+/**
+ * The user's speakers: distinct `speaker` values of their turn documents, inside their partition. Cosmos serves it from
+ * the range index on `/speaker`; its charge grows with the user's distinct speakers, not with their turns.
+ */
+export function buildSpeakersQuery(userId: string): SqlQuerySpec {
+  return { query: `SELECT DISTINCT VALUE c.speaker FROM c WHERE c.userId = @userId AND ${SHAPES.turn.kind}`, parameters: [{ name: '@userId', value: userId }] };
+}
+
 export interface HybridOptions {
   /** Vector compared with the query embedding (default `contentVector`; windows also have `summaryVector`). */
   vectorPath?: VectorPath;
@@ -274,6 +282,10 @@ export class CosmosSearchIndex implements SearchIndex {
   /** Upserts one document per turn; its id is derived from the turn, so re-indexing overwrites. */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     await forEachBounded(turns.map(turnDocument), INDEX_CONCURRENCY, (doc) => this.container.items.upsert(doc));
+  }
+
+  async speakers(userId: string): Promise<string[]> {
+    return (await this.run(userId, buildSpeakersQuery(userId))).filter((s): s is string => typeof s === 'string');
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {

@@ -324,6 +324,14 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX sessions_idle ON sessions ((coalesce(doc->>'lastActivityAt', doc->>'lastTurnAt'))) WHERE doc->>'status' = 'active';
     `,
   },
+  {
+    version: 10,
+    name: "the participants of a user's conversations, for reading queries",
+    sql: `
+      ALTER TABLE memory_turn_stats ADD COLUMN speakers text[] NOT NULL DEFAULT '{}';
+      UPDATE memory_turn_stats s SET speakers = ARRAY(SELECT DISTINCT t.speaker FROM memory_turns t WHERE t.user_id = s.user_id ORDER BY 1);
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

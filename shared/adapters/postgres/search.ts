@@ -155,7 +155,7 @@ export class PostgresSearchIndex implements SearchIndex {
          DELETE FROM memory_turn_terms p USING old o WHERE p.user_id = o.user_id AND p.lexeme = o.lexeme AND p.session_id = o.session_id AND p.seq = o.seq`,
         keys,
       );
-      const rows = await tx.query<{ user_id: string; docs: number; len: number }>(
+      const rows = await tx.query<{ user_id: string; docs: number; len: number; speakers: string[] }>(
         `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[], $11::text[])
              AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector, match_text, speaker)
@@ -174,7 +174,8 @@ export class PostgresSearchIndex implements SearchIndex {
            SELECT u.user_id, l.lexeme, u.session_id, u.seq, array_length(l.positions, 1), u.doc_len FROM upserted u CROSS JOIN unnest(u.tsv) AS l(lexeme, positions, weights)
          )
          SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
-                (sum(u.doc_len) - coalesce((SELECT sum(o.doc_len) FROM old o WHERE o.user_id = u.user_id), 0))::int AS len
+                (sum(u.doc_len) - coalesce((SELECT sum(o.doc_len) FROM old o WHERE o.user_id = u.user_id), 0))::int AS len,
+                (SELECT array_agg(DISTINCT i.speaker) FROM input i WHERE i.user_id = u.user_id) AS speakers
          FROM upserted u GROUP BY u.user_id`,
         [
           ...keys,
@@ -190,9 +191,10 @@ export class PostgresSearchIndex implements SearchIndex {
       );
       for (const r of rows) {
         await tx.query(
-          `INSERT INTO memory_turn_stats (user_id, docs, total_len) VALUES ($1, $2, $3)
-           ON CONFLICT (user_id) DO UPDATE SET docs = memory_turn_stats.docs + EXCLUDED.docs, total_len = memory_turn_stats.total_len + EXCLUDED.total_len`,
-          [r.user_id, r.docs, r.len],
+          `INSERT INTO memory_turn_stats (user_id, docs, total_len, speakers) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (user_id) DO UPDATE SET docs = memory_turn_stats.docs + EXCLUDED.docs, total_len = memory_turn_stats.total_len + EXCLUDED.total_len,
+             speakers = ARRAY(SELECT DISTINCT s FROM unnest(memory_turn_stats.speakers || EXCLUDED.speakers) AS s ORDER BY 1)`,
+          [r.user_id, r.docs, r.len, r.speakers],
         );
       }
     });
@@ -211,6 +213,12 @@ export class PostgresSearchIndex implements SearchIndex {
     if (this.indexed < Math.max(ANALYZE_FIRST_AFTER_TURNS, 2 * this.analyzedAt)) return;
     this.analyzedAt = this.indexed;
     await this.db.exec('ANALYZE memory_turns, memory_turn_terms, memory_turn_stats, interactions');
+  }
+
+  /** Kept with the BM25 statistics by indexTurns: one primary-key read. */
+  async speakers(userId: string): Promise<string[]> {
+    const [row] = await this.db.query<{ speakers: string[] }>('SELECT speakers FROM memory_turn_stats WHERE user_id = $1', [userId]);
+    return row?.speakers ?? [];
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {

@@ -109,6 +109,21 @@ describe('http-facts-search', () => {
     expect(await ask('Where did Anna go hiking last summer?')).toEqual(['anna-1', 'ben-1']);
   });
 
+  it('searches without the names of the participants: a turn that only addresses someone does not win on their name', async () => {
+    const user = 'vocatives';
+    const append = (sessionId: string, turns: object[]) =>
+      appendHandler(request('POST', `v1/users/${user}/sessions/${sessionId}/turns`, { params: { userId: user, sessionId }, body: { turns } }), context('http-turns-append'));
+    const say = (name: string, content: string, turnId: string) => ({ role: name === 'Anna' ? 'user' : 'assistant', name, content, turnId, timestamp: '2025-08-02T10:00:00Z' });
+    await append('s1', [say('Ben', 'Pottery is my favourite hobby.', 'ben-hobby'), say('Anna', 'Ben, oh Ben! Tell me more, Ben, your day sounds fun.', 'anna-to-ben')]);
+    await append('s2', [say('Anna', 'Chess is my hobby.', 'anna-chess'), say('Anna', 'The weather is cold.', 'anna-weather'), say('Anna', 'I cooked soup.', 'anna-soup')]);
+    await projectHandler((await runtime.changeFeed!.readFeed(null, 1000)).events, context('cosmos-events-project'));
+    expect((await runtime.search.speakers(user)).sort()).toEqual(['Anna', 'Ben']);
+    // On words, "Ben" four times would put Anna's turn to Ben first (it also follows Ben's hobby); without the names, the
+    // two turns that state a hobby lead.
+    const facts = (await search({ query: 'Which hobbies do Anna and Ben have?', sources: ['turns'], retrievers: ['fulltext'], topK: 2 }, user)).body.facts;
+    expect(facts.map((f) => f.turnIds[0]).sort()).toEqual(['anna-chess', 'ben-hobby']);
+  });
+
   it('ranks facts from a period the query names first', async () => {
     const { body } = await search({ query: 'What did the user tell me in May 2025?', sources: ['turns'], topK: 3 });
     expect(body.facts[0]!.turnIds).toEqual(['pets-user']);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   buildFullTextQuery,
   buildHybridQuery,
+  buildSpeakersQuery,
   buildVectorQuery,
   CosmosSearchIndex,
   INDEX_CONCURRENCY,
@@ -87,6 +88,13 @@ describe('searchTerms', () => {
 });
 
 describe('Cosmos search queries', () => {
+  it("the user's speakers: distinct speaker values of their turn documents, in the user partition", () => {
+    expect(buildSpeakersQuery('u-1')).toEqual({
+      query: "SELECT DISTINCT VALUE c.speaker FROM c WHERE c.userId = @userId AND c.kind = 'turn'",
+      parameters: [{ name: '@userId', value: 'u-1' }],
+    });
+  });
+
   it('turns by vector: nearest contentVector of the same embedding model, in the user partition', () => {
     expect(buildVectorQuery(query(), 'turn')).toEqual({
       query: `${TURN_SELECT_PARAM} WHERE c.userId = @userId AND c.kind = 'turn' AND c.embeddingModel = @model ORDER BY VectorDistance(c.contentVector, @vector)`,
