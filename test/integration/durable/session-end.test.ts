@@ -193,7 +193,9 @@ describe('session end and long-term reflection (handlers + local durable runner)
     await sbHandler({ type: 'end', userId: 'sb-user', sessionId: 'b1' }, context('sb-turns-append', { messageId: 'end-1' }));
     expect((await runner.waitFor('session-end:sb-user:b1')).status).toBe('completed');
 
-    await appendTurns(runtime, { userId: 'idle-user', sessionId: 'i1' }, { turns: [{ role: 'user', content: 'hello', timestamp: '2020-01-01T00:00:00Z' }] });
+    // Idle by the service's clock: the turn was recorded long ago (its own timestamp alone would not make it idle).
+    const longAgo = { ...runtime, clock: { now: () => new Date('2020-01-01T00:00:00Z') } };
+    await appendTurns(longAgo, { userId: 'idle-user', sessionId: 'i1' }, { turns: [{ role: 'user', content: 'hello' }] });
     await projectSession(runtime, { userId: 'idle-user', sessionId: 'i1' });
     await idleHandler({ isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } }, context('timer-sessions-idle'));
     const idle = await runner.waitFor('session-end:idle-user:i1');
