@@ -152,7 +152,7 @@ try {
       const ranked = [...new Set(result.facts.flatMap((f) => f.turnIds))];
       if (strategy === 'hybrid') {
         latencies.push(performance.now() - t0);
-        const rankOf = (id: string) => (ranked.indexOf(id) < 0 ? null : ranked.indexOf(id) + 1);
+        const rankOf = (id: string) => ranked.indexOf(id) + 1 || null;
         details.push({ userId, category: CATEGORIES[q.category]!, question: q.question, evidence: Object.fromEntries([...evidence].map((id) => [id, rankOf(id)])) });
       }
       const recalls = BUDGETS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size);
@@ -191,10 +191,11 @@ try {
   console.log(`hybrid search latency over HTTP: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (n=${latencies.length})`);
   for (const r of contextRatios) console.log(`context at the end of ${r.conversation}: ${r.contextTokens} tokens vs ${r.conversationTokens} for the whole conversation (${((100 * r.contextTokens) / r.conversationTokens).toFixed(1)}%)`);
   console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
-  mkdirSync(join(process.cwd(), '.eval'), { recursive: true });
+  const reportDir = join(process.cwd(), '.eval');
+  mkdirSync(reportDir, { recursive: true });
   const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
-  writeFileSync(join(process.cwd(), '.eval', 'locomo-questions.json'), JSON.stringify(details, null, 1));
-  const out = join(process.cwd(), '.eval', 'locomo.json');
+  writeFileSync(join(reportDir, 'locomo-questions.json'), JSON.stringify(details, null, 1));
+  const out = join(reportDir, 'locomo.json');
   writeFileSync(out, JSON.stringify(report, null, 2));
   console.log(JSON.stringify(report));
 } finally {
