@@ -11,3 +11,6 @@ export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; w
   }
   return [...fused.values()].sort((a, b) => b.score - a.score);
 }
+
+/** Okapi BM25 parameters (Robertson & Zaragoza), the usual defaults: term-frequency saturation k1 and length normalisation b. */
+export const BM25 = { k1: 1.2, b: 0.75 } as const;

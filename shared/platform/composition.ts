@@ -64,7 +64,7 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
   await migrate(db);
   await assertOneEmbeddingModel(db, embeddingModel);
   await ensureVectorIndexes(db, embeddingModel, s.EMBEDDING_DIMENSIONS);
-  const stores = postgresStores(db);
+  const stores = postgresStores(db, { snapshotRows: db.kind === 'pglite' ? s.SEARCH_SNAPSHOT_ROWS : 0 });
   return { backend: db.kind, changeFeed: stores.events, ...stores, artifacts: new PostgresArtifactStore(db) };
 }
 

@@ -332,6 +332,44 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       UPDATE memory_turn_stats s SET speakers = ARRAY(SELECT DISTINCT t.speaker FROM memory_turns t WHERE t.user_id = s.user_id ORDER BY 1);
     `,
   },
+  {
+    version: 11,
+    name: 'search revisions for in-process snapshots, and BM25 lengths of interactions',
+    sql: `
+      -- Every write to the searched tables takes the next revision: a new row by default, a changed one by trigger.
+      -- Deleted rows leave the user's newest revision in search_purges. A reader holding a copy of a user's rows
+      -- (PGlite's in-process search snapshots) asks for the rows past the revision it has, and starts again after a
+      -- purge.
+      CREATE SEQUENCE search_rev;
+      ALTER TABLE memory_turns ADD COLUMN rev bigint NOT NULL DEFAULT nextval('search_rev');
+      ALTER TABLE interactions ADD COLUMN rev bigint NOT NULL DEFAULT nextval('search_rev');
+      CREATE INDEX memory_turns_by_rev ON memory_turns (user_id, rev);
+      CREATE INDEX interactions_by_rev ON interactions (user_id, rev);
+      CREATE FUNCTION search_next_rev() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        NEW.rev := nextval('search_rev');
+        RETURN NEW;
+      END
+      $fn$;
+      CREATE TRIGGER memory_turns_rev BEFORE UPDATE ON memory_turns FOR EACH ROW EXECUTE FUNCTION search_next_rev();
+      CREATE TRIGGER interactions_rev BEFORE UPDATE ON interactions FOR EACH ROW EXECUTE FUNCTION search_next_rev();
+      CREATE TABLE search_purges (user_id text PRIMARY KEY, rev bigint NOT NULL);
+      CREATE FUNCTION search_record_purge() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO search_purges (user_id, rev) SELECT g.user_id, nextval('search_rev') FROM (SELECT DISTINCT user_id FROM gone) g
+        ON CONFLICT (user_id) DO UPDATE SET rev = EXCLUDED.rev;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER memory_turns_purge AFTER DELETE ON memory_turns REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION search_record_purge();
+      CREATE TRIGGER interactions_purge AFTER DELETE ON interactions REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION search_record_purge();
+
+      -- Interactions are ranked by BM25 like turns; a window's length is its tokens (the positions in its tsvector).
+      CREATE FUNCTION tsvector_tokens(tsvector) RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        AS 'SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0)::integer FROM unnest($1)';
+      ALTER TABLE interactions ADD COLUMN doc_len integer GENERATED ALWAYS AS (tsvector_tokens(tsv)) STORED;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

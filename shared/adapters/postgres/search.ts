@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
+import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
+import { SearchSnapshots } from './search-snapshot.js';
 
-/** Okapi BM25 parameters (Robertson & Zaragoza); the usual defaults. */
-const K1 = 1.2;
-const B = 0.75;
 
 /**
  * A user with at most this many turns is searched by exact scan, turns and interactions alike (interactions are windows
@@ -125,16 +124,22 @@ const ANALYZE_FIRST_AFTER_TURNS = 1_000;
 
 export class PostgresSearchIndex implements SearchIndex {
   private readonly exactScanMaxRows: number;
+  private readonly snapshots: SearchSnapshots | undefined;
   /** Turns indexed by this process: in all, and when the tables were last analyzed (PGlite). */
   private indexed = 0;
   private analyzedAt = 0;
 
-  /** `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows. */
+  /**
+   * `snapshotRows` > 0 ranks users in memory (search-snapshot.ts), up to that many rows in all: for PGlite only.
+   * `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows.
+   */
   constructor(
     private readonly db: Db,
-    options: { exactScanMaxRows?: number } = {},
+    options: { snapshotRows?: number; exactScanMaxRows?: number } = {},
   ) {
     this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
+    if (options.snapshotRows && db.kind !== 'pglite') throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
+    this.snapshots = options.snapshotRows ? new SearchSnapshots(db, options.snapshotRows) : undefined;
   }
 
   /**
@@ -215,6 +220,10 @@ export class PostgresSearchIndex implements SearchIndex {
     await this.db.exec('ANALYZE memory_turns, memory_turn_terms, memory_turn_stats, interactions');
   }
 
+  private lexemesFor(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<string[]> {
+    return retriever === 'fulltext' ? this.snapshots!.lexemes(query) : Promise.resolve([]);
+  }
+
   /** Kept with the BM25 statistics by indexTurns: one primary-key read. */
   async speakers(userId: string): Promise<string[]> {
     const [row] = await this.db.query<{ speakers: string[] }>('SELECT speakers FROM memory_turn_stats WHERE user_id = $1', [userId]);
@@ -222,6 +231,8 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
+    const snapshot = await this.snapshots?.of(query.userId);
+    if (snapshot) return snapshot.searchTurns(query, retriever, await this.lexemesFor(query, retriever));
     const filters = (params: unknown[]) => filterSql(query, params, 't', 't.occurred_at', 't.agent_id = $?');
     let rows: TurnRow[];
     if (retriever === 'vector') {
@@ -250,20 +261,15 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
+    const snapshot = await this.snapshots?.of(query.userId);
+    if (snapshot) return snapshot.searchWindows(query, retriever, await this.lexemesFor(query, retriever));
     const select = 'i.id, i.session_id, i.doc';
     const time = `(i.doc->>'startedAt')::timestamptz`;
     const agent = `i.doc->'agentIds' ? $?`;
     let rows: WindowRow[];
     if (retriever === 'fulltext') {
       const params: unknown[] = [query.userId, query.text, query.limit];
-      // The query as an InitPlan (computed once), so the full-text index can take it as a condition.
-      const q = `(SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM unnest(to_tsvector('english', $2)))`;
-      rows = await this.db.query<WindowRow>(
-        `SELECT ${select}, ts_rank_cd(i.tsv, ${q}, 1) AS rank FROM interactions i
-         WHERE i.user_id = $1 AND i.tsv @@ ${q} ${filterSql(query, params, 'i', time, agent)}
-         ORDER BY rank DESC LIMIT $3`,
-        params,
-      );
+      rows = await this.db.query<WindowRow>(windowBm25Sql(filterSql(query, params, 'i', time, agent)), params);
     } else {
       if (!query.vector) return [];
       rows = await this.nearest<WindowRow>(query, {
@@ -346,7 +352,7 @@ export function bm25Sql(where: string): string {
       SELECT lexeme, count(*)::float8 AS df FROM postings GROUP BY lexeme
     ), scored AS (
       SELECT p.session_id, p.seq,
-             sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (p.tf * ${K1 + 1}::float8) / (p.tf + ${K1}::float8 * (1 - ${B}::float8 + ${B}::float8 * p.doc_len / s.avgdl))) AS score
+             sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (p.tf * ${BM25.k1 + 1}::float8) / (p.tf + ${BM25.k1}::float8 * (1 - ${BM25.b}::float8 + ${BM25.b}::float8 * p.doc_len / s.avgdl))) AS score
       FROM postings p JOIN df USING (lexeme) CROSS JOIN stats s
       GROUP BY p.session_id, p.seq
     )`;
@@ -358,4 +364,30 @@ export function bm25Sql(where: string): string {
     ? `${scored} SELECT t.*, top.score FROM scored top ${turn(where)} ORDER BY top.score DESC, t.occurred_at DESC LIMIT $3`
     : `${scored}, top AS (SELECT * FROM scored ORDER BY score DESC FETCH FIRST $3 ROWS WITH TIES)
        SELECT t.*, top.score FROM top ${turn('')} ORDER BY top.score DESC, t.occurred_at DESC LIMIT $3`;
+}
+
+/**
+ * Okapi BM25 over the user's interactions, as bm25Sql over turns: the windows holding a query lexeme come from the
+ * full-text index, with their term frequencies from their tsvectors; the length of a window is its tokens (`doc_len`,
+ * migration 11), N and the mean length are over all the user's windows. `$1` user, `$2` query text, `$3` limit;
+ * `where` holds the filters on `i`.
+ */
+export function windowBm25Sql(where: string): string {
+  return `WITH q AS MATERIALIZED (
+      SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
+    ), stats AS MATERIALIZED (
+      SELECT greatest(count(*), 1)::float8 AS n, greatest(avg(doc_len), 1)::float8 AS avgdl FROM interactions WHERE user_id = $1
+    ), matched AS MATERIALIZED (
+      SELECT i.id, i.doc_len, l.lexeme, coalesce(array_length(l.positions, 1), 1) AS tf
+      FROM interactions i CROSS JOIN unnest(i.tsv) AS l(lexeme, positions, weights)
+      WHERE i.user_id = $1 AND i.tsv @@ (SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM q)
+        AND l.lexeme IN (SELECT lexeme FROM q)
+    ), df AS (
+      SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
+    ), scored AS (
+      SELECT m.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (m.tf * ${BM25.k1 + 1}::float8) / (m.tf + ${BM25.k1}::float8 * (1 - ${BM25.b}::float8 + ${BM25.b}::float8 * m.doc_len / s.avgdl))) AS score
+      FROM matched m JOIN df USING (lexeme) CROSS JOIN stats s GROUP BY m.id
+    )
+    SELECT i.id, i.session_id, i.doc, top.score FROM scored top JOIN interactions i ON i.user_id = $1 AND i.id = top.id
+    WHERE true${where} ORDER BY top.score DESC, (i.doc->>'startedAt')::timestamptz DESC LIMIT $3`;
 }

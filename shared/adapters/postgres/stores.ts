@@ -244,13 +244,14 @@ export interface PostgresStores extends Stores {
   db: Db;
 }
 
-export function postgresStores(db: Db): PostgresStores {
+/** `snapshotRows`: PGlite's in-process search snapshots (PostgresSearchIndex); 0 or absent ranks in SQL. */
+export function postgresStores(db: Db, options: { snapshotRows?: number } = {}): PostgresStores {
   return {
     db,
     events: new PostgresEventStore(db),
     sessions: new PostgresSessionStore(db),
     interactions: new PostgresInteractionStore(db),
-    search: new PostgresSearchIndex(db),
+    search: new PostgresSearchIndex(db, { snapshotRows: options.snapshotRows ?? 0 }),
     insights: new PostgresInsightStore(db),
     directory: new PostgresSessionDirectory(db),
     close: () => db.close(),

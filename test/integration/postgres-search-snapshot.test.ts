@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
+import { migrate } from '../../shared/adapters/postgres/migrations.js';
+import { PostgresSearchIndex, windowBm25Sql } from '../../shared/adapters/postgres/search.js';
+import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
+import type { IndexedTurn, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
+import type { InteractionDocument } from '../../shared/contracts/interactions.js';
+
+const MODEL = 'test-model';
+const DIMS = 8;
+const WORDS = ['paint', 'painting', 'painted', 'lake', 'sunset', 'dog', 'dogs', 'hike', 'hiking', 'camp', 'guitar', 'music', 'school', 'teacher', 'career', 'adopt', 'family', 'friend', 'support', 'group', 'pottery', 'class', 'beach', 'the', 'a', 'and', 'my', 'run', 'running', 'charity', 'race'];
+const QUERIES = ['painting at the lake', 'dogs hiking camp', 'guitar music school teacher career', 'charity race running', 'the a and', 'zebra'];
+const FILTERS: SearchQuery['filters'][] = [{}, { sessionId: 's2' }, { agentId: 'agent-b' }, { from: at(40), to: at(120) }];
+
+/** A deterministic generator, so every run sees the same corpus. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function at(minute: number): string {
+  return new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
+}
+
+/** Records every statement, so a test can tell the snapshot's statements from the SQL rankings. */
+function recording(db: Db): { db: Db; log: string[] } {
+  const log: string[] = [];
+  const wrap = (q: Queryable): Queryable => ({
+    query: (sql, params) => {
+      log.push(sql);
+      return q.query(sql, params);
+    },
+    exec: (sql) => q.exec(sql),
+  });
+  return { db: { ...db, ...wrap(db), transaction: (fn) => db.transaction((tx) => fn(wrap(tx))) }, log };
+}
+
+/** A corpus of two users: turns in five sessions by two agents, and four-turn windows over them. */
+async function corpus(users = ['u', 'other'], turnsPerUser = 120) {
+  const db = await openPglite(undefined);
+  await migrate(db);
+  const random = rng(42);
+  const sentence = () => Array.from({ length: 4 + Math.floor(random() * 30) }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
+  const vector = () => Array.from({ length: DIMS }, () => random() - 0.5);
+  const sql = new PostgresSearchIndex(db);
+  const interactions = new PostgresInteractionStore(db);
+  const write = async (userId: string, from: number, to: number) => {
+    const turns: IndexedTurn[] = [];
+    for (let i = from; i < to; i++) {
+      const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}`;
+      turns.push({ userId, sessionId: `s${i % 5}`, seq: i + 1, turnId: `t${i}`, agentId: i % 3 ? 'agent-a' : 'agent-b', speaker: 'user', text, matchText: `${sentence()}\n${text}`, timestamp: at(i), embeddingModel: MODEL, vector: vector() });
+    }
+    await sql.indexTurns(turns);
+    await interactions.upsert(
+      Array.from({ length: Math.floor((to - from) / 4) }, (_, w): InteractionDocument => {
+        const first = from + 4 * w;
+        return {
+          schemaVersion: 1,
+          id: `${userId}-w${first}`,
+          userId,
+          sessionId: `s${w % 5}`,
+          agentIds: w % 3 ? ['agent-a'] : ['agent-a', 'agent-b'],
+          turnIds: [0, 1, 2, 3].map((k) => `t${first + k}`),
+          seqRange: [first + 1, first + 4],
+          startedAt: at(first),
+          endedAt: at(first + 3),
+          content: `${sentence()} ${sentence()}`,
+          summary: sentence(),
+          topics: [],
+          entities: [],
+          embeddingModel: MODEL,
+          contentVector: vector(),
+          summaryVector: vector(),
+          createdAt: at(first),
+        };
+      }),
+    );
+  };
+  for (const userId of users) await write(userId, 0, turnsPerUser);
+  return { db, sql, write, sentence, vector };
+}
+
+const LISTS = [
+  ['turns', 'fulltext'],
+  ['turns', 'vector'],
+  ['interactions', 'fulltext'],
+  ['interactions', 'vector'],
+  ['interactions', 'summaryVector'],
+] as const;
+
+const keys = (hits: (TurnHit | WindowHit)[]) => hits.map((h) => (h.kind === 'turn' ? `${h.sessionId}#${h.seq}` : h.id));
+
+async function ranked(search: PostgresSearchIndex, query: SearchQuery, list: (typeof LISTS)[number]) {
+  return list[0] === 'turns' ? search.turns(query, list[1]) : search.interactions(query, list[1]);
+}
+
+describe('in-process search snapshots (PGlite)', () => {
+  it('rank every list as the SQL does: BM25 over turns and windows, exact cosine, with the filters', async () => {
+    const { db, sql, vector } = await corpus();
+    const snapshot = new PostgresSearchIndex(db, { snapshotRows: 10_000 });
+    for (const text of QUERIES) {
+      for (const filters of FILTERS) {
+        const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters };
+        for (const list of LISTS) {
+          const expected = await ranked(sql, query, list);
+          const got = await ranked(snapshot, query, list);
+          expect(keys(got), `${list.join(' ')} "${text}" ${JSON.stringify(filters)}`).toEqual(keys(expected));
+          expect(got).toEqual(expected);
+        }
+      }
+    }
+    // Another model's query vector matches nothing; a user with no rows has nothing.
+    expect(await snapshot.turns({ userId: 'u', text: '', vector: { model: 'other-model', values: vector() }, limit: 5, filters: {} }, 'vector')).toEqual([]);
+    expect(await snapshot.interactions({ userId: 'nobody', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toEqual([]);
+    await db.close();
+  }, 60_000);
+
+  it('rank windows by BM25 as computed here from their tsvectors, with a window as long as its tokens', async () => {
+    const { db } = await corpus(['u'], 80);
+    const windows = await db.query<{ id: string; started: string; terms: [string, number][] }>(
+      `SELECT id, doc->>'startedAt' AS started, (SELECT json_agg(json_build_array(lexeme, array_length(positions, 1))) FROM unnest(tsv)) AS terms FROM interactions WHERE user_id = 'u'`,
+    );
+    for (const text of QUERIES) {
+      const lexemes = (await db.query<{ lexeme: string }>(`SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`, [text])).map((r) => r.lexeme);
+      const lengths = windows.map((w) => w.terms.reduce((sum, [, tf]) => sum + tf, 0));
+      const avgdl = lengths.reduce((a, b) => a + b, 0) / windows.length;
+      const df = (l: string) => windows.filter((w) => w.terms.some(([x]) => x === l)).length;
+      const expected = windows
+        .map((w, i) => {
+          const tf = new Map(w.terms);
+          const score = lexemes.filter((l) => tf.has(l)).reduce((sum, l) => {
+            const f = tf.get(l)!;
+            return sum + (Math.log(1 + (windows.length - df(l) + 0.5) / (df(l) + 0.5)) * f * 2.2) / (f + 1.2 * (1 - 0.75 + (0.75 * lengths[i]!) / avgdl));
+          }, 0);
+          return { id: w.id, score, started: w.started };
+        })
+        .filter((w) => w.score > 0)
+        .sort((a, b) => b.score - a.score || b.started.localeCompare(a.started));
+      const got = await db.query<{ id: string; score: number }>(windowBm25Sql(''), ['u', text, 1000]);
+      expect(got.map((r) => r.id), text).toEqual(expected.map((e) => e.id));
+      got.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i]!.score, 9));
+    }
+    await db.close();
+  }, 60_000);
+
+  it('see the writes made after they were built: new rows, rewritten rows and deleted rows', async () => {
+    const { db, sql, write, vector } = await corpus(['u'], 40);
+    const { db: recorded, log } = recording(db);
+    const snapshot = new PostgresSearchIndex(recorded, { snapshotRows: 10_000 });
+    const same = async (text: string) => {
+      const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 200, filters: {} };
+      for (const list of LISTS) expect(keys(await ranked(snapshot, query, list)), `${list.join(' ')} "${text}"`).toEqual(keys(await ranked(sql, query, list)));
+    };
+    const loads = () => log.filter((s) => /rev > \$2/.test(s)).length;
+    await same('painting lake');
+    expect(loads()).toBe(2);
+    await same('painting lake');
+    expect(loads()).toBe(2); // nothing new: one revision check, no load
+
+    await write('u', 40, 60); // new turns and windows: loaded incrementally
+    await same('dogs hiking');
+    expect(loads()).toBe(4);
+
+    // A turn indexed again with other words, and a window rewritten: rebuilt.
+    await sql.indexTurns([{ userId: 'u', sessionId: 's0', seq: 1, turnId: 't0', speaker: 'user', text: 'user: zebra', matchText: 'zebra zebra', timestamp: at(0), embeddingModel: MODEL, vector: vector() }]);
+    await same('zebra');
+    expect((await snapshot.turns({ userId: 'u', text: 'zebra', limit: 5, filters: {} }, 'fulltext')).map((h) => h.turnId)).toEqual(['t0']);
+    await db.query(`UPDATE interactions SET tsv = to_tsvector('english', 'unicorn') WHERE id = 'u-w8'`);
+    await same('unicorn');
+    expect((await snapshot.interactions({ userId: 'u', text: 'unicorn', limit: 5, filters: {} }, 'fulltext')).map((h) => h.id)).toEqual(['u-w8']);
+
+    // Deleted rows are gone from the next search (deleted with their postings and statistics, for the SQL's BM25).
+    await db.exec(`
+      DELETE FROM memory_turns WHERE user_id = 'u' AND session_id = 's1';
+      DELETE FROM memory_turn_terms WHERE user_id = 'u' AND session_id = 's1';
+      UPDATE memory_turn_stats SET docs = (SELECT count(*) FROM memory_turns WHERE user_id = 'u'), total_len = (SELECT sum(doc_len) FROM memory_turns WHERE user_id = 'u') WHERE user_id = 'u';
+      DELETE FROM interactions WHERE user_id = 'u' AND session_id = 's1';
+    `);
+    await same('painting lake');
+    const left = await snapshot.turns({ userId: 'u', text: '', vector: { model: MODEL, values: vector() }, limit: 200, filters: {} }, 'vector');
+    expect(left.some((h) => h.sessionId === 's1')).toBe(false);
+    expect(left).toHaveLength(60 - 12);
+    await db.close();
+  }, 60_000);
+
+  it('leave a user larger than their rows to SQL, and keep the most recently searched users', async () => {
+    const { db } = await corpus(['big', 'a', 'b'], 40);
+    const { db: recorded, log } = recording(db);
+    // 40 turns and 10 windows a user: at most 80 rows counted before loading, 50 held.
+    const snapshot = new PostgresSearchIndex(recorded, { snapshotRows: 90 });
+    const search = (userId: string) => snapshot.turns({ userId, text: 'painting', limit: 5, filters: {} }, 'fulltext');
+    const count = (pattern: RegExp) => log.filter((s) => pattern.test(s)).length;
+    expect(await search('a')).toHaveLength(5);
+    expect(count(/memory_turn_terms/)).toBe(0);
+    expect(count(/rev > \$2/)).toBe(2);
+    expect(await search('b')).toHaveLength(5);
+    expect(count(/rev > \$2/)).toBe(4);
+    await search('b');
+    expect(count(/rev > \$2/)).toBe(4);
+    await search('a'); // evicted when b came in (90 rows at most): loaded again
+    expect(count(/rev > \$2/)).toBe(6);
+
+    const tooBig = new PostgresSearchIndex(recorded, { snapshotRows: 60 });
+    expect(await tooBig.turns({ userId: 'big', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toHaveLength(5);
+    expect(count(/memory_turn_terms/)).toBe(1); // the SQL BM25
+    expect(count(/rev > \$2/)).toBe(6);
+    await db.close();
+  }, 60_000);
+
+  it('are refused for a PostgreSQL server, where revisions need not commit in order', async () => {
+    const db = { kind: 'postgres' } as unknown as Db;
+    expect(() => new PostgresSearchIndex(db, { snapshotRows: 100 })).toThrow(/need PGlite/);
+  });
+});
