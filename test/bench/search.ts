@@ -13,6 +13,10 @@
  * higher). Queries: 6 words from the same law, embedded by the offline encoder. Seeding writes the rows with the HNSW
  * indexes dropped and builds them afterwards, as a bulk import would (an index built once is several times faster
  * than row-by-row inserts into it in PGlite): seed<N>Seconds is the rows, index<N>Seconds the build.
+ * Ranking: the runtime's (PGlite's in-process snapshots up to SEARCH_SNAPSHOT_ROWS rows, search-snapshot.ts) beside the
+ * baseline of every list ranked in SQL, with their p95 ratio; snapshotBuild<N>Ms and snapshotHeap<N>MB are a fresh
+ * snapshot's first search and the memory it holds (heap and typed arrays; approximate, garbage collection runs when it
+ * will). A user larger than SEARCH_SNAPSHOT_ROWS is ranked in SQL in both.
  * Knobs (env): BENCH_SEARCH_SIZES (1000,10000,100000), BENCH_SEARCH_QUERIES (200).
  */
 import { pathToFileURL } from 'node:url';
@@ -20,7 +24,8 @@ import type { Embedder } from '../../shared/application/ports.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import type { Db } from '../../shared/adapters/postgres/db.js';
-import { ensureVectorIndexes } from '../../shared/adapters/postgres/search.js';
+import { ensureVectorIndexes, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import type { SearchIndex } from '../../shared/application/search-ports.js';
 import { createRuntime, type Runtime } from '../../shared/platform/composition.js';
 import { loadSettings } from '../../shared/platform/config.js';
 import { rng } from './fixtures.js';
@@ -136,19 +141,36 @@ export async function benchSearch(): Promise<Record<string, number>> {
       t0 = now();
       await ensureVectorIndexes(db, runtime.embedder.model, runtime.embedder.dimensions);
       figures[`index${size}Seconds`] = round((now() - t0) / 1000, 1);
-      for (const withEmbedding of [true, false]) {
+      const variants: [string, SearchIndex, boolean][] = [
+        ['WithEmbedding', runtime.search, true],
+        ['StoreOnly', runtime.search, false],
+      ];
+      // N turns and N interactions: held in a snapshot when 2N rows fit.
+      if (2 * size <= runtime.settings.SEARCH_SNAPSHOT_ROWS) {
+        // A fresh index builds the user's snapshot on its first search: the cost after a restart, and its memory.
+        const cold = new PostgresSearchIndex(db, { snapshotRows: runtime.settings.SEARCH_SNAPSHOT_ROWS });
+        const held = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+        const before = held();
+        t0 = now();
+        await cold.turns({ userId: USER, text: texts[0]!, limit: 10, filters: {} }, 'fulltext');
+        figures[`snapshotBuild${size}Ms`] = round(now() - t0);
+        figures[`snapshotHeap${size}MB`] = round((held() - before) / 1e6);
+        // The baseline: every list ranked in SQL by PGlite, as without snapshots (SEARCH_SNAPSHOT_ROWS=0).
+        variants.push(['SqlStoreOnly', new PostgresSearchIndex(db), false]);
+      }
+      for (const [label, search, withEmbedding] of variants) {
         const latencies: number[] = [];
-        for (let q = 0; q < queries; q++) {
-          const precomputed: Embedder = { model: runtime.embedder.model, dimensions: runtime.embedder.dimensions, embed: async () => [vectors[q]!] };
+        for (let q = -1; q < queries; q++) {
+          const precomputed: Embedder = { model: runtime.embedder.model, dimensions: runtime.embedder.dimensions, embed: async () => [vectors[Math.max(q, 0)]!] };
           const started = now();
-          await searchFacts({ ...runtime, embedder: withEmbedding ? runtime.embedder : precomputed }, USER, { query: texts[q]!, topK: 10, mode: 'search', sources: ['turns', 'interactions'] });
-          latencies.push(now() - started);
+          await searchFacts({ ...runtime, search, embedder: withEmbedding ? runtime.embedder : precomputed }, USER, { query: texts[Math.max(q, 0)]!, topK: 10, mode: 'search', sources: ['turns', 'interactions'] });
+          if (q >= 0) latencies.push(now() - started); // q = -1 warms up: the runtime's snapshot loads the rows seeded since
         }
         const s = summarize(latencies);
-        const label = `${size}${withEmbedding ? 'WithEmbedding' : 'StoreOnly'}`;
-        figures[`p50Ms${label}`] = round(s.p50);
-        figures[`p95Ms${label}`] = round(s.p95);
+        figures[`p50Ms${size}${label}`] = round(s.p50);
+        figures[`p95Ms${size}${label}`] = round(s.p95);
       }
+      if (variants.length === 3) figures[`sqlOverSnapshotP95x${size}`] = round(figures[`p95Ms${size}SqlStoreOnly`]! / figures[`p95Ms${size}StoreOnly`]!, 1);
     }
   } finally {
     await runtime.close();

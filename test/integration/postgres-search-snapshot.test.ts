@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
 import { PostgresSearchIndex, windowBm25Sql } from '../../shared/adapters/postgres/search.js';
+import { forEachTerm } from '../../shared/adapters/postgres/search-snapshot.js';
 import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
 import type { IndexedTurn, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
@@ -211,6 +212,27 @@ describe('in-process search snapshots (PGlite)', () => {
     expect(count(/rev > \$2/)).toBe(6);
     await db.close();
   }, 60_000);
+
+  it("read lexemes and their frequencies from a tsvector's text form, as PostgreSQL writes it", async () => {
+    const db = await openPglite(undefined);
+    // Lexemes with a quote and a backslash (escaped in the text form), without positions, and with weights.
+    const [{ tsv }] = (await db.query<{ tsv: string }>(
+      `SELECT (array_to_tsvector(ARRAY[$1, $2]) || to_tsvector('simple', 'lake lake lake') || setweight(to_tsvector('simple', 'heavy heavy'), 'A'))::text AS tsv`,
+      ["o'neil", 'back\\slash'],
+    )) as [{ tsv: string }];
+    const terms: [string, number][] = [];
+    forEachTerm(tsv, (lexeme, tf) => terms.push([lexeme, tf]));
+    const expected = await db.query<{ lexeme: string; tf: number }>(
+      `SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest($1::tsvector) ORDER BY lexeme`,
+      [tsv],
+    );
+    expect(terms.sort(([a], [b]) => (a < b ? -1 : 1))).toEqual(expected.map((e) => [e.lexeme, e.tf]));
+    expect(terms).toContainEqual(["o'neil", 1]);
+    expect(terms).toContainEqual(['lake', 3]);
+    expect(terms).toContainEqual(['back\\slash', 1]);
+    expect(terms).toContainEqual(['heavy', 2]);
+    await db.close();
+  });
 
   it('are refused for a PostgreSQL server, where revisions need not commit in order', async () => {
     const db = { kind: 'postgres' } as unknown as Db;

@@ -84,8 +84,7 @@ export class SearchSnapshots {
   /** Adds the user's turns written since the snapshot's; false when one of them rewrote a turn it holds. */
   private async loadTurns(userId: string, snapshot: UserSnapshot): Promise<boolean> {
     const rows = await this.db.query<TurnRow>(
-      `SELECT session_id, seq, turn_id, agent_id, speaker, text, occurred_at, embedding_model, vector::text AS vector, doc_len, rev::float8 AS rev,
-              ARRAY(SELECT lexeme FROM unnest(tsv)) AS lexemes, ARRAY(SELECT coalesce(array_length(positions, 1), 1) FROM unnest(tsv)) AS tfs
+      `SELECT session_id, seq, turn_id, agent_id, speaker, text, occurred_at, embedding_model, encode(vector_send(vector), 'base64') AS vector, doc_len, rev::float8 AS rev, tsv::text AS tsv
        FROM memory_turns WHERE user_id = $1 AND rev > $2 ORDER BY rev`,
       [userId, snapshot.turnsRev],
     );
@@ -96,8 +95,8 @@ export class SearchSnapshots {
   private async loadWindows(userId: string, snapshot: UserSnapshot): Promise<boolean> {
     const rows = await this.db.query<WindowRow>(
       `SELECT id, session_id, doc->'seqRange' AS seq_range, doc->'turnIds' AS turn_ids, doc->'agentIds' AS agent_ids, doc->>'summary' AS summary,
-              doc->>'startedAt' AS started_at, embedding_model, content_vector::text AS content_vector, summary_vector::text AS summary_vector, doc_len, rev::float8 AS rev,
-              ARRAY(SELECT lexeme FROM unnest(tsv)) AS lexemes, ARRAY(SELECT coalesce(array_length(positions, 1), 1) FROM unnest(tsv)) AS tfs
+              doc->>'startedAt' AS started_at, embedding_model, encode(vector_send(content_vector), 'base64') AS content_vector, encode(vector_send(summary_vector), 'base64') AS summary_vector, doc_len, rev::float8 AS rev,
+              tsv::text AS tsv
        FROM interactions WHERE user_id = $1 AND rev > $2 ORDER BY rev`,
       [userId, snapshot.windowsRev],
     );
@@ -117,8 +116,7 @@ type TurnRow = {
   vector: string;
   doc_len: number;
   rev: number;
-  lexemes: string[];
-  tfs: number[];
+  tsv: string;
 };
 type WindowRow = {
   id: string;
@@ -133,8 +131,7 @@ type WindowRow = {
   summary_vector: string;
   doc_len: number | null;
   rev: number;
-  lexemes: string[];
-  tfs: number[];
+  tsv: string | null;
 };
 
 /** One searchable row: what a hit shows, and what filters and rankings read. */
@@ -161,6 +158,7 @@ export class UserSnapshot {
   }
 
   addTurns(rows: readonly TurnRow[]): boolean {
+    this.turns.reserve(rows.length);
     for (const r of rows) {
       const hit: TurnHit = {
         kind: 'turn',
@@ -173,13 +171,14 @@ export class UserSnapshot {
         timestamp: new Date(r.occurred_at).toISOString(),
       };
       const entry = { hit, sessionId: r.session_id, agentIds: r.agent_id ? [r.agent_id] : [], time: Date.parse(hit.timestamp), model: r.embedding_model };
-      if (!this.turns.add(`${r.session_id}#${r.seq}`, entry, [r.vector], r.lexemes, r.tfs, r.doc_len)) return false;
+      if (!this.turns.add(`${r.session_id}#${r.seq}`, entry, [r.vector], r.tsv, r.doc_len)) return false;
       this.turnsRev = r.rev;
     }
     return true;
   }
 
   addWindows(rows: readonly WindowRow[]): boolean {
+    this.windows.reserve(rows.length);
     for (const r of rows) {
       const hit: WindowHit = {
         kind: 'interaction',
@@ -192,7 +191,7 @@ export class UserSnapshot {
         timestamp: r.started_at,
       };
       const entry = { hit, sessionId: r.session_id, agentIds: r.agent_ids, time: Date.parse(r.started_at), model: r.embedding_model };
-      if (!this.windows.add(r.id, entry, [r.content_vector, r.summary_vector], r.lexemes, r.tfs, r.doc_len ?? 0)) return false;
+      if (!this.windows.add(r.id, entry, [r.content_vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
       this.windowsRev = r.rev;
     }
     return true;
@@ -206,6 +205,57 @@ export class UserSnapshot {
     if (retriever === 'fulltext') return this.windows.bm25(query, lexemes);
     return this.windows.nearest(query, retriever === 'vector' ? 0 : 1);
   }
+}
+
+/**
+ * Calls `term` with each lexeme of a tsvector's text form and how often it occurs (`'lake':3,7 'paint':1A`: each
+ * lexeme quoted, a quote in it doubled and a backslash escaped, then its positions; a lexeme without positions counts
+ * once, as in bm25Sql). Scanned by hand: a user's snapshot reads a few million of them.
+ */
+export function forEachTerm(tsv: string, term: (lexeme: string, tf: number) => void): void {
+  let i = tsv.indexOf("'");
+  while (i >= 0) {
+    let lexeme = '';
+    let start = i + 1;
+    let j = start;
+    for (;;) {
+      const c = tsv.charCodeAt(j);
+      if (c === 92 /* \ */) {
+        lexeme += tsv.slice(start, j);
+        start = j + 1;
+        j += 2;
+      } else if (c === 39 /* ' */) {
+        if (tsv.charCodeAt(j + 1) !== 39) break;
+        lexeme += tsv.slice(start, j + 1);
+        start = j += 2;
+      } else if (Number.isNaN(c)) {
+        return;
+      } else j++;
+    }
+    lexeme += tsv.slice(start, j);
+    let tf = 1;
+    let k = j + 1;
+    if (tsv.charCodeAt(k) === 58 /* : */) {
+      for (k++; k < tsv.length && tsv.charCodeAt(k) !== 32 /* space */; k++) if (tsv.charCodeAt(k) === 44 /* , */) tf++;
+    }
+    term(lexeme, tf);
+    i = tsv.indexOf("'", k);
+  }
+}
+
+/**
+ * pgvector's binary form (`vector_send`: dimensions and a reserved word as 16-bit integers, then big-endian float4s)
+ * into `matrix` at `offset`; returns the vector's norm, 0 when it is not `dims` long (another model's: never ranked).
+ */
+function readVector(binary: Buffer, dims: number, matrix: Float32Array, offset: number): number {
+  if (binary.readUInt16BE(0) !== dims) return 0;
+  let norm = 0;
+  for (let i = 0; i < dims; i++) {
+    const x = binary.readFloatBE(4 + 4 * i);
+    matrix[offset + i] = x;
+    norm += x * x;
+  }
+  return Math.sqrt(norm);
 }
 
 /** Row `row` of a row-major matrix of `dims` columns, times `q`; four sums, which the JIT runs side by side. */
@@ -236,11 +286,15 @@ class Collection<H> {
   /** Set by the first row; a vector of another size (another model's) is kept as zeros, with norm 0: never ranked. */
   private dims = 0;
   private matrices: Float32Array[];
+  /** Rows the matrices have room for, and rows announced by reserve. */
+  private capacity = 0;
+  private expected = 0;
   private readonly norms: number[][];
   /** Each row's embedding model, as an index into `models`: the scan compares numbers, not the rows' strings. */
   private readonly models: string[] = [];
   private readonly modelOf: number[] = [];
-  private readonly postings = new Map<string, { rows: number[]; tfs: number[] }>();
+  /** Per lexeme: row, tf, row, tf, … */
+  private readonly postings = new Map<string, number[]>();
   private readonly lengths: number[] = [];
   private totalLength = 0;
 
@@ -250,37 +304,41 @@ class Collection<H> {
   }
 
   /**
-   * Adds a row with its vectors (pgvector's text form, one per column) and its lexemes with their frequencies. False
+   * Adds a row with its vectors (base64 of pgvector's binary form, one per column) and its tsvector's text form. False
    * when the key is held already: a rewritten row, which the caller answers with a rebuild.
    */
-  add(key: string, entry: Entry<H>, vectors: readonly string[], lexemes: readonly string[], tfs: readonly number[], length: number): boolean {
+  add(key: string, entry: Entry<H>, vectors: readonly string[], tsv: string, length: number): boolean {
     if (this.keys.has(key)) return false;
     this.keys.add(key);
     const row = this.entries.push(entry) - 1;
     if (!this.models.includes(entry.model)) this.models.push(entry.model);
     this.modelOf.push(this.models.indexOf(entry.model));
-    vectors.forEach((text, column) => {
-      const values = JSON.parse(text) as number[];
-      this.dims ||= values.length;
-      let matrix = this.matrices[column]!;
-      if (matrix.length < (row + 1) * this.dims) {
-        const grown = new Float32Array(Math.max(1_024, 2 * row) * this.dims);
-        grown.set(matrix);
-        this.matrices[column] = matrix = grown;
-      }
-      if (values.length === this.dims) matrix.set(values, row * this.dims);
-      const norm = values.length === this.dims ? Math.hypot(...values) : 0;
-      this.norms[column]!.push(norm);
-    });
+    const binaries = vectors.map((base64) => Buffer.from(base64, 'base64'));
+    this.dims ||= binaries[0]?.readUInt16BE(0) ?? 0;
+    if (row >= this.capacity) this.grow(Math.max(this.expected, 2 * row, 64));
+    binaries.forEach((binary, column) => this.norms[column]!.push(readVector(binary, this.dims, this.matrices[column]!, row * this.dims)));
     this.lengths.push(length);
     this.totalLength += length;
-    lexemes.forEach((lexeme, i) => {
-      let list = this.postings.get(lexeme);
-      if (!list) this.postings.set(lexeme, (list = { rows: [], tfs: [] }));
-      list.rows.push(row);
-      list.tfs.push(tfs[i]!);
+    forEachTerm(tsv, (lexeme, tf) => {
+      const list = this.postings.get(lexeme);
+      if (list) list.push(row, tf);
+      else this.postings.set(lexeme, [row, tf]);
     });
     return true;
+  }
+
+  /** Rows about to be added: the matrices grow once for all of them. */
+  reserve(more: number): void {
+    this.expected = this.entries.length + more;
+  }
+
+  private grow(rows: number): void {
+    this.matrices = this.matrices.map((matrix) => {
+      const grown = new Float32Array(rows * this.dims);
+      grown.set(matrix);
+      return grown;
+    });
+    this.capacity = rows;
   }
 
   /**
@@ -294,13 +352,14 @@ class Collection<H> {
     for (const lexeme of lexemes) {
       const list = this.postings.get(lexeme);
       if (!list) continue;
-      const df = list.rows.length;
+      const df = list.length / 2;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      list.rows.forEach((row, i) => {
-        const tf = list.tfs[i]!;
+      for (let i = 0; i < list.length; i += 2) {
+        const row = list[i]!;
+        const tf = list[i + 1]!;
         const score = (idf * (tf * (BM25.k1 + 1))) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * this.lengths[row]!) / avgdl));
         scores.set(row, (scores.get(row) ?? 0) + score);
-      });
+      }
     }
     const ranked = [...scores].filter(([row]) => matches(this.entries[row]!, query.filters));
     ranked.sort(([a, x], [b, y]) => y - x || this.entries[b]!.time - this.entries[a]!.time);
