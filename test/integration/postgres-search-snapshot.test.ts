@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
-import { migrate } from '../../shared/adapters/postgres/migrations.js';
+import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.js';
 import { PostgresSearchIndex, windowBm25Sql } from '../../shared/adapters/postgres/search.js';
 import { forEachTerm } from '../../shared/adapters/postgres/search-snapshot.js';
 import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
@@ -42,9 +42,17 @@ function recording(db: Db): { db: Db; log: string[] } {
 }
 
 /** A corpus of two users: turns in five sessions by two agents, and four-turn windows over them. */
-async function corpus(users = ['u', 'other'], turnsPerUser = 120) {
+async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = true) {
   const db = await openPglite(undefined);
-  await migrate(db);
+  if (migrated) await migrate(db);
+  else {
+    // As a store written before migration 11.
+    await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    for (const m of MIGRATIONS.filter((m) => m.version < 11)) {
+      await db.exec(m.sql);
+      await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+    }
+  }
   const random = rng(42);
   const sentence = () => Array.from({ length: 4 + Math.floor(random() * 30) }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
   const vector = () => Array.from({ length: DIMS }, () => random() - 0.5);
@@ -210,6 +218,20 @@ describe('in-process search snapshots (PGlite)', () => {
     expect(await tooBig.turns({ userId: 'big', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toHaveLength(5);
     expect(count(/memory_turn_terms/)).toBe(1); // the SQL BM25
     expect(count(/rev > \$2/)).toBe(6);
+    await db.close();
+  }, 60_000);
+
+  it('work over rows written before migration 11, which gives them revisions, lengths and statistics', async () => {
+    const { db, sql, vector } = await corpus(['u', 'other'], 40, false);
+    expect(await migrate(db)).toEqual([11]);
+    expect(await db.query(`SELECT user_id, docs::int, total_len::int FROM interaction_stats ORDER BY 1`)).toEqual(
+      await db.query(`SELECT user_id, count(*)::int AS docs, sum(tsvector_tokens(tsv))::int AS total_len FROM interactions GROUP BY 1 ORDER BY 1`),
+    );
+    const snapshot = new PostgresSearchIndex(db, { snapshotRows: 10_000 });
+    for (const text of QUERIES) {
+      const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters: {} };
+      for (const list of LISTS) expect(keys(await ranked(snapshot, query, list)), `${list.join(' ')} "${text}"`).toEqual(keys(await ranked(sql, query, list)));
+    }
     await db.close();
   }, 60_000);
 

@@ -364,10 +364,29 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE TRIGGER memory_turns_purge AFTER DELETE ON memory_turns REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION search_record_purge();
       CREATE TRIGGER interactions_purge AFTER DELETE ON interactions REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION search_record_purge();
 
-      -- Interactions are ranked by BM25 like turns; a window's length is its tokens (the positions in its tsvector).
+      -- Interactions are ranked by BM25 like turns; a window's length is its tokens (the positions in its tsvector),
+      -- and each user's window count and total length are kept by statement triggers, whoever writes.
       CREATE FUNCTION tsvector_tokens(tsvector) RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
         AS 'SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0)::integer FROM unnest($1)';
       ALTER TABLE interactions ADD COLUMN doc_len integer GENERATED ALWAYS AS (tsvector_tokens(tsv)) STORED;
+      CREATE TABLE interaction_stats (user_id text PRIMARY KEY, docs bigint NOT NULL, total_len bigint NOT NULL);
+      INSERT INTO interaction_stats SELECT user_id, count(*), coalesce(sum(doc_len), 0) FROM interactions GROUP BY user_id;
+      CREATE FUNCTION interaction_stats_apply() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+          INSERT INTO interaction_stats AS s (user_id, docs, total_len) SELECT user_id, -count(*), -coalesce(sum(doc_len), 0) FROM old_rows GROUP BY user_id
+          ON CONFLICT (user_id) DO UPDATE SET docs = s.docs + EXCLUDED.docs, total_len = s.total_len + EXCLUDED.total_len;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+          INSERT INTO interaction_stats AS s (user_id, docs, total_len) SELECT user_id, count(*), coalesce(sum(doc_len), 0) FROM new_rows GROUP BY user_id
+          ON CONFLICT (user_id) DO UPDATE SET docs = s.docs + EXCLUDED.docs, total_len = s.total_len + EXCLUDED.total_len;
+        END IF;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER interaction_stats_insert AFTER INSERT ON interactions REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION interaction_stats_apply();
+      CREATE TRIGGER interaction_stats_update AFTER UPDATE ON interactions REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION interaction_stats_apply();
+      CREATE TRIGGER interaction_stats_delete AFTER DELETE ON interactions REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION interaction_stats_apply();
     `,
   },
 ];

@@ -368,26 +368,30 @@ export function bm25Sql(where: string): string {
 
 /**
  * Okapi BM25 over the user's interactions, as bm25Sql over turns: the windows holding a query lexeme come from the
- * full-text index, with their term frequencies from their tsvectors; the length of a window is its tokens (`doc_len`,
- * migration 11), N and the mean length are over all the user's windows. `$1` user, `$2` query text, `$3` limit;
- * `where` holds the filters on `i`.
+ * full-text index, and each one's frequencies of the query lexemes from its tsvector (the query lexemes weighted A,
+ * then only A kept: the stored tsvectors carry the default weight D). A window's length is its tokens (`doc_len`);
+ * N and the mean length are the user's (`interaction_stats`, both from migration 11). `$1` user, `$2` query text,
+ * `$3` limit; `where` holds the filters on `i`. Rows: the window's columns and its `score`.
  */
 export function windowBm25Sql(where: string): string {
-  return `WITH q AS MATERIALIZED (
-      SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
+  const scored = `WITH q AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
     ), stats AS MATERIALIZED (
-      SELECT greatest(count(*), 1)::float8 AS n, greatest(avg(doc_len), 1)::float8 AS avgdl FROM interactions WHERE user_id = $1
+      SELECT greatest(docs, 1)::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1) AS avgdl FROM interaction_stats WHERE user_id = $1
     ), matched AS MATERIALIZED (
       SELECT i.id, i.doc_len, l.lexeme, coalesce(array_length(l.positions, 1), 1) AS tf
-      FROM interactions i CROSS JOIN unnest(i.tsv) AS l(lexeme, positions, weights)
-      WHERE i.user_id = $1 AND i.tsv @@ (SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM q)
-        AND l.lexeme IN (SELECT lexeme FROM q)
+      FROM interactions i CROSS JOIN LATERAL unnest(ts_filter(setweight(i.tsv, 'A', (SELECT lexemes FROM q)), '{a}')) AS l(lexeme, positions, weights)
+      WHERE i.user_id = $1 AND i.tsv @@ (SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM q CROSS JOIN unnest(q.lexemes) AS lexeme)
     ), df AS (
       SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
     ), scored AS (
       SELECT m.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (m.tf * ${BM25.k1 + 1}::float8) / (m.tf + ${BM25.k1}::float8 * (1 - ${BM25.b}::float8 + ${BM25.b}::float8 * m.doc_len / s.avgdl))) AS score
       FROM matched m JOIN df USING (lexeme) CROSS JOIN stats s GROUP BY m.id
-    )
-    SELECT i.id, i.session_id, i.doc, top.score FROM scored top JOIN interactions i ON i.user_id = $1 AND i.id = top.id
-    WHERE true${where} ORDER BY top.score DESC, (i.doc->>'startedAt')::timestamptz DESC LIMIT $3`;
+    )`;
+  const window = `JOIN interactions i ON i.user_id = $1 AND i.id = top.id`;
+  return where
+    ? `${scored} SELECT i.id, i.session_id, i.doc, top.score FROM scored top ${window} WHERE true${where}
+       ORDER BY top.score DESC, (i.doc->>'startedAt')::timestamptz DESC LIMIT $3`
+    : `${scored}, top AS (SELECT * FROM scored ORDER BY score DESC FETCH FIRST $3 ROWS WITH TIES)
+       SELECT i.id, i.session_id, i.doc, top.score FROM top ${window} ORDER BY top.score DESC, (i.doc->>'startedAt')::timestamptz DESC LIMIT $3`;
 }
