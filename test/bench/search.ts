@@ -15,11 +15,13 @@
  * than row-by-row inserts into it in PGlite): seed<N>Seconds is the rows, index<N>Seconds the build.
  * Ranking: the runtime's (PGlite's in-process snapshots up to SEARCH_SNAPSHOT_ROWS rows, search-snapshot.ts) beside the
  * baseline of every list ranked in SQL, with their p95 ratio; snapshotBuild<N>Ms and snapshotHeap<N>MB are a fresh
- * snapshot's first search and the memory it holds (heap and typed arrays; approximate, garbage collection runs when it
- * will). A user larger than SEARCH_SNAPSHOT_ROWS is ranked in SQL in both.
+ * snapshot's first search and the memory it holds (heap and typed arrays, each read after a full garbage collection).
+ * A user larger than SEARCH_SNAPSHOT_ROWS is ranked in SQL in both.
  * Knobs (env): BENCH_SEARCH_SIZES (1000,10000,100000), BENCH_SEARCH_QUERIES (200).
  */
 import { pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Embedder } from '../../shared/application/ports.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
@@ -32,6 +34,9 @@ import { rng } from './fixtures.js';
 import { now, round, summarize } from './stats.js';
 
 const USER = 'bench-user';
+/** A full garbage collection, so that memory figures count what is held rather than what is not yet collected. */
+setFlagsFromString('--expose_gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 /** Word ranks of the Zipf law; the first STOP_WORDS ranks are left out, as PostgreSQL's english config drops stop words. */
 const VOCABULARY = 50_000;
 const STOP_WORDS = 100;
@@ -149,7 +154,10 @@ export async function benchSearch(): Promise<Record<string, number>> {
       if (2 * size <= runtime.settings.SEARCH_SNAPSHOT_ROWS) {
         // A fresh index builds the user's snapshot on its first search: the cost after a restart, and its memory.
         const cold = new PostgresSearchIndex(db, { snapshotRows: runtime.settings.SEARCH_SNAPSHOT_ROWS });
-        const held = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+        const held = () => {
+          collectGarbage();
+          return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+        };
         const before = held();
         t0 = now();
         await cold.turns({ userId: USER, text: texts[0]!, limit: 10, filters: {} }, 'fulltext');
