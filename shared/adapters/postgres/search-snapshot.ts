@@ -7,7 +7,7 @@ import { BM25 } from '../../domain/ranking.js';
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
  * five ranked lists of a fact search are five statements in a row (about 90 ms for a user with 10k turns and 10k
  * interactions). A snapshot holds a user's searchable rows (hits, vectors, term frequencies) in memory and ranks them
- * in JavaScript: exact cosine and the same BM25 as the SQL (bm25Sql), a few milliseconds per list at 10k.
+ * in JavaScript: exact cosine and the same BM25 as the SQL (bm25Sql, windowBm25Sql), under 10 ms a list at 10k.
  *
  * PostgreSQL stays the source of truth. Every write to memory_turns and interactions takes the next `search_rev`, and
  * deletions record one in `search_purges` (migration 11). Before a search one statement reads the user's newest

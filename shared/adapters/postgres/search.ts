@@ -5,7 +5,6 @@ import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
 import { SearchSnapshots } from './search-snapshot.js';
 
-
 /**
  * A user with at most this many turns is searched by exact scan, turns and interactions alike (interactions are windows
  * of turns, never more): about as fast as an HNSW walk at that size on PGlite (vectors stored in the row), and exact.
@@ -331,6 +330,10 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 }
 
+/** One query term's BM25 weight in a document: its `tf` and `doc_len` on `row`, its `df` on `df`, N and avgdl on `s`. */
+const bm25Term = (row: string) =>
+  `ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (${row}.tf * ${BM25.k1 + 1}::float8) / (${row}.tf + ${BM25.k1}::float8 * (1 - ${BM25.b}::float8 + ${BM25.b}::float8 * ${row}.doc_len / s.avgdl))`;
+
 /**
  * Okapi BM25 over the user's turns, from the postings of the query's lexemes only (`memory_turn_terms`: one row per
  * user, lexeme and turn, with the lexeme's frequency in the turn and the turn's length) and the user's corpus
@@ -352,7 +355,7 @@ export function bm25Sql(where: string): string {
       SELECT lexeme, count(*)::float8 AS df FROM postings GROUP BY lexeme
     ), scored AS (
       SELECT p.session_id, p.seq,
-             sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (p.tf * ${BM25.k1 + 1}::float8) / (p.tf + ${BM25.k1}::float8 * (1 - ${BM25.b}::float8 + ${BM25.b}::float8 * p.doc_len / s.avgdl))) AS score
+             sum(${bm25Term('p')}) AS score
       FROM postings p JOIN df USING (lexeme) CROSS JOIN stats s
       GROUP BY p.session_id, p.seq
     )`;
@@ -385,7 +388,7 @@ export function windowBm25Sql(where: string): string {
     ), df AS (
       SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
     ), scored AS (
-      SELECT m.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (m.tf * ${BM25.k1 + 1}::float8) / (m.tf + ${BM25.k1}::float8 * (1 - ${BM25.b}::float8 + ${BM25.b}::float8 * m.doc_len / s.avgdl))) AS score
+      SELECT m.id, sum(${bm25Term('m')}) AS score
       FROM matched m JOIN df USING (lexeme) CROSS JOIN stats s GROUP BY m.id
     )`;
   const window = `JOIN interactions i ON i.user_id = $1 AND i.id = top.id`;
