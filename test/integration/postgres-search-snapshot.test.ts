@@ -6,23 +6,13 @@ import { forEachTerm } from '../../shared/adapters/postgres/search-snapshot.js';
 import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
 import type { IndexedTurn, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
+import { rng } from '../support/random.js';
 
 const MODEL = 'test-model';
 const DIMS = 8;
 const WORDS = ['paint', 'painting', 'painted', 'lake', 'sunset', 'dog', 'dogs', 'hike', 'hiking', 'camp', 'guitar', 'music', 'school', 'teacher', 'career', 'adopt', 'family', 'friend', 'support', 'group', 'pottery', 'class', 'beach', 'the', 'a', 'and', 'my', 'run', 'running', 'charity', 'race'];
 const QUERIES = ['painting at the lake', 'dogs hiking camp', 'guitar music school teacher career', 'charity race running', 'the a and', 'zebra'];
 const FILTERS: SearchQuery['filters'][] = [{}, { sessionId: 's2' }, { agentId: 'agent-b' }, { from: at(40), to: at(120) }];
-
-/** A deterministic generator, so every run sees the same corpus. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function at(minute: number): string {
   return new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();

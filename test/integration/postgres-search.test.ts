@@ -5,20 +5,10 @@ import { postgresStores } from '../../shared/adapters/postgres/stores.js';
 import { bm25Sql, ensureVectorIndexes, hnswIndexName, hnswVectorType, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import type { IndexedTurn, SearchQuery } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
+import { rng } from '../support/random.js';
 
 const MODEL = 'test-model';
 const DIMS = 8;
-
-/** A deterministic generator, so every run sees the same corpus. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const unit = (v: number[]) => {
   const n = Math.hypot(...v);

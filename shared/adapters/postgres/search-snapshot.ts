@@ -2,6 +2,7 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { SearchFilters, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import type { Db } from './db.js';
 import { BM25 } from '../../domain/ranking.js';
+import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
@@ -83,9 +84,9 @@ export class SearchSnapshots {
 
   /** Adds the user's turns written since the snapshot's; false when one of them rewrote a turn it holds. */
   private async loadTurns(userId: string, snapshot: UserSnapshot): Promise<boolean> {
-    const rows = await this.db.query<TurnRow>(
-      `SELECT session_id, seq, turn_id, agent_id, speaker, text, occurred_at, embedding_model, encode(vector_send(vector), 'base64') AS vector, doc_len, rev::float8 AS rev, tsv::text AS tsv
-       FROM memory_turns WHERE user_id = $1 AND rev > $2 ORDER BY rev`,
+    const rows = await this.db.query<TurnRow & Loaded>(
+      `SELECT ${TURN_COLUMNS}, t.embedding_model, encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
+       FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev`,
       [userId, snapshot.turnsRev],
     );
     return snapshot.addTurns(rows);
@@ -93,46 +94,18 @@ export class SearchSnapshots {
 
   /** Adds the user's interactions written since the snapshot's; false when one of them rewrote one it holds. */
   private async loadWindows(userId: string, snapshot: UserSnapshot): Promise<boolean> {
-    const rows = await this.db.query<WindowRow>(
-      `SELECT id, session_id, doc->'seqRange' AS seq_range, doc->'turnIds' AS turn_ids, doc->'agentIds' AS agent_ids, doc->>'summary' AS summary,
-              doc->>'startedAt' AS started_at, embedding_model, encode(vector_send(content_vector), 'base64') AS content_vector, encode(vector_send(summary_vector), 'base64') AS summary_vector, doc_len, rev::float8 AS rev,
-              tsv::text AS tsv
-       FROM interactions WHERE user_id = $1 AND rev > $2 ORDER BY rev`,
+    const rows = await this.db.query<WindowRow & Loaded & { summary_vector: string }>(
+      `SELECT ${WINDOW_COLUMNS}, i.embedding_model, encode(vector_send(i.content_vector), 'base64') AS vector, encode(vector_send(i.summary_vector), 'base64') AS summary_vector,
+              i.doc_len, i.rev::float8 AS rev, i.tsv::text AS tsv
+       FROM interactions i WHERE i.user_id = $1 AND i.rev > $2 ORDER BY i.rev`,
       [userId, snapshot.windowsRev],
     );
     return snapshot.addWindows(rows);
   }
 }
 
-type TurnRow = {
-  session_id: string;
-  seq: number;
-  turn_id: string;
-  agent_id: string | null;
-  speaker: string;
-  text: string;
-  occurred_at: Date | string;
-  embedding_model: string;
-  vector: string;
-  doc_len: number;
-  rev: number;
-  tsv: string;
-};
-type WindowRow = {
-  id: string;
-  session_id: string;
-  seq_range: [number, number];
-  turn_ids: string[];
-  agent_ids: string[];
-  summary: string;
-  started_at: string;
-  embedding_model: string;
-  content_vector: string;
-  summary_vector: string;
-  doc_len: number | null;
-  rev: number;
-  tsv: string | null;
-};
+/** What a snapshot loads with each row's hit: its (first) vector, its BM25 length and terms, and its revision. */
+type Loaded = { embedding_model: string; vector: string; doc_len: number | null; rev: number; tsv: string | null };
 
 /** One searchable row: what a hit shows, and what filters and rankings read. */
 interface Entry<H> {
@@ -157,41 +130,23 @@ export class UserSnapshot {
     return this.turns.entries.length + this.windows.entries.length;
   }
 
-  addTurns(rows: readonly TurnRow[]): boolean {
+  addTurns(rows: readonly (TurnRow & Loaded)[]): boolean {
     this.turns.reserve(rows.length);
     for (const r of rows) {
-      const hit: TurnHit = {
-        kind: 'turn',
-        sessionId: r.session_id,
-        seq: r.seq,
-        turnId: r.turn_id,
-        ...(r.agent_id && { agentId: r.agent_id }),
-        speaker: r.speaker,
-        text: r.text,
-        timestamp: new Date(r.occurred_at).toISOString(),
-      };
+      const hit = turnHit(r);
       const entry = { hit, sessionId: r.session_id, agentIds: r.agent_id ? [r.agent_id] : [], time: Date.parse(hit.timestamp), model: r.embedding_model };
-      if (!this.turns.add(`${r.session_id}#${r.seq}`, entry, [r.vector], r.tsv, r.doc_len)) return false;
+      if (!this.turns.add(`${r.session_id}#${r.seq}`, entry, [r.vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
       this.turnsRev = r.rev;
     }
     return true;
   }
 
-  addWindows(rows: readonly WindowRow[]): boolean {
+  addWindows(rows: readonly (WindowRow & Loaded & { summary_vector: string })[]): boolean {
     this.windows.reserve(rows.length);
     for (const r of rows) {
-      const hit: WindowHit = {
-        kind: 'interaction',
-        id: r.id,
-        sessionId: r.session_id,
-        seqRange: r.seq_range,
-        turnIds: r.turn_ids,
-        agentIds: r.agent_ids,
-        summary: r.summary,
-        timestamp: r.started_at,
-      };
-      const entry = { hit, sessionId: r.session_id, agentIds: r.agent_ids, time: Date.parse(r.started_at), model: r.embedding_model };
-      if (!this.windows.add(r.id, entry, [r.content_vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
+      const hit = windowHit(r);
+      const entry = { hit, sessionId: r.session_id, agentIds: hit.agentIds, time: Date.parse(hit.timestamp), model: r.embedding_model };
+      if (!this.windows.add(r.id, entry, [r.vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
       this.windowsRev = r.rev;
     }
     return true;

@@ -3,6 +3,7 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
+import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 import { SearchSnapshots } from './search-snapshot.js';
 
 /**
@@ -114,9 +115,6 @@ interface NearestSpec {
   filters: (params: unknown[]) => string;
 }
 
-const TURN_COLUMNS = 't.session_id, t.seq, t.turn_id, t.agent_id, t.speaker, t.text, t.occurred_at';
-type TurnRow = { session_id: string; seq: number; turn_id: string; agent_id: string | null; speaker: string; text: string; occurred_at: Date | string };
-type WindowRow = { id: string; session_id: string; doc: { seqRange: [number, number]; turnIds: string[]; agentIds: string[]; summary: string; startedAt: string } };
 
 /** PGlite analyzes the search tables once this many turns have been indexed, then each time they double. */
 const ANALYZE_FIRST_AFTER_TURNS = 1_000;
@@ -247,22 +245,12 @@ export class PostgresSearchIndex implements SearchIndex {
       const params: unknown[] = [query.userId, query.text, query.limit];
       rows = await this.db.query<TurnRow>(bm25Sql(filters(params)), params);
     }
-    return rows.map((r) => ({
-      kind: 'turn',
-      sessionId: r.session_id,
-      seq: r.seq,
-      turnId: r.turn_id,
-      ...(r.agent_id && { agentId: r.agent_id }),
-      speaker: r.speaker,
-      text: r.text,
-      timestamp: new Date(r.occurred_at).toISOString(),
-    }));
+    return rows.map(turnHit);
   }
 
   async interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
     const snapshot = await this.snapshots?.of(query.userId);
     if (snapshot) return snapshot.searchWindows(query, retriever, await this.lexemesFor(query, retriever));
-    const select = 'i.id, i.session_id, i.doc';
     const time = `(i.doc->>'startedAt')::timestamptz`;
     const agent = `i.doc->'agentIds' ? $?`;
     let rows: WindowRow[];
@@ -275,20 +263,11 @@ export class PostgresSearchIndex implements SearchIndex {
         from: 'interactions i',
         alias: 'i',
         column: retriever === 'vector' ? 'i.content_vector' : 'i.summary_vector',
-        select,
+        select: WINDOW_COLUMNS,
         filters: (params) => filterSql(query, params, 'i', time, agent),
       });
     }
-    return rows.map((r) => ({
-      kind: 'interaction',
-      id: r.id,
-      sessionId: r.session_id,
-      seqRange: r.doc.seqRange,
-      turnIds: r.doc.turnIds,
-      agentIds: r.doc.agentIds,
-      summary: r.doc.summary,
-      timestamp: r.doc.startedAt,
-    }));
+    return rows.map(windowHit);
   }
 
   /**
@@ -393,8 +372,8 @@ export function windowBm25Sql(where: string): string {
     )`;
   const window = `JOIN interactions i ON i.user_id = $1 AND i.id = top.id`;
   return where
-    ? `${scored} SELECT i.id, i.session_id, i.doc, top.score FROM scored top ${window} WHERE true${where}
+    ? `${scored} SELECT ${WINDOW_COLUMNS}, top.score FROM scored top ${window} WHERE true${where}
        ORDER BY top.score DESC, (i.doc->>'startedAt')::timestamptz DESC LIMIT $3`
     : `${scored}, top AS (SELECT * FROM scored ORDER BY score DESC FETCH FIRST $3 ROWS WITH TIES)
-       SELECT i.id, i.session_id, i.doc, top.score FROM top ${window} ORDER BY top.score DESC, (i.doc->>'startedAt')::timestamptz DESC LIMIT $3`;
+       SELECT ${WINDOW_COLUMNS}, top.score FROM top ${window} ORDER BY top.score DESC, (i.doc->>'startedAt')::timestamptz DESC LIMIT $3`;
 }
