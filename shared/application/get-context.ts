@@ -21,7 +21,7 @@ export async function getContext(deps: Pick<Deps, 'events' | 'sessions' | 'memor
     deps.events.readLastTurns(key, deps.memory.nActiveTurns),
   ]);
   if (!stored && unsummarised.length === 0) throw notFound(`Session ${key.sessionId}`);
-  const init = await sessionInit(deps, key, stored);
+  const init = await sessionInit(deps, key, stored?.doc ?? null);
 
   const bySeq = new Map([...lastTurns, ...unsummarised.filter(isTurn)].map((t) => [t.metadata.seq, t]));
   const turns = [...bySeq.values()].sort((a, b) => a.metadata.seq - b.metadata.seq);

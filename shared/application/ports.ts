@@ -1,4 +1,4 @@
-import type { MemoryEvent, TurnAppended } from '../contracts/events.js';
+import type { EventDraft, MemoryEvent, TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
 import type { ChatTaskInput, ChatTaskName, ChatTaskOutput } from './model-tasks.js';
@@ -6,31 +6,34 @@ import type { InsightSearch, SearchIndex, SessionSummarySearch } from './search-
 import type { SessionDocument } from '../contracts/sessions.js';
 import type { InsightDocument, InsightStatus, InsightType, ProfileDocument } from '../contracts/insights.js';
 
-/** An event before the store gives it its place in the session. */
-export type EventDraft =
-  | { type: 'TurnAppended'; data: TurnAppended['data'] }
-  | { type: 'SessionEndRequested'; data: { reason: 'client' | 'idle' } };
+export type { EventDraft };
 
 export interface AppendOutcome {
   seq: number;
   /** For turns: the client's (or generated) turn id. */
   turnId?: string;
-  /** True when a turn with this turnId was already recorded: the original seq is returned and nothing is written. */
+  /**
+   * True when an event with this event key (a turn's turnId, a lifecycle event's key) was already recorded: the
+   * original seq is returned and nothing is written. For a lifecycle event it means another writer decided first.
+   */
   duplicate: boolean;
 }
 
 export interface EventStore {
   /**
-   * Appends drafts atomically with gapless per-session seqs (next = last + 1).
-   * A turn whose turnId is already recorded for the session is not written again; its outcome carries the original seq.
+   * Appends drafts atomically with gapless per-session seqs (next = last + 1). An event whose key (`eventKey`) is
+   * already recorded for the session is not written again; its outcome carries the original seq. Once the session's
+   * end request is recorded, turns are refused with `session_ended` (lifecycle events are still accepted).
    */
   append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]>;
   /** Events with seq > afterSeq, ascending, at most `limit`. */
   read(key: SessionKey, afterSeq: number, limit?: number): Promise<MemoryEvent[]>;
-  /** The last `count` turn events of the session, ascending. */
-  readLastTurns(key: SessionKey, count: number): Promise<TurnAppended[]>;
+  /** The last `count` turn events of the session (before seq `beforeSeq` when given), ascending. */
+  readLastTurns(key: SessionKey, count: number, beforeSeq?: number): Promise<TurnAppended[]>;
   /** Seq of the session's last event; 0 for a session that has none. */
   lastSeq(key: SessionKey): Promise<number>;
+  /** The sessions of a user that have events (all users' when `userId` is absent), for rebuilds. */
+  sessions(userId?: string): Promise<SessionKey[]>;
 }
 
 /** The embedded backend's replacement for the Cosmos change feed: every event once, in commit order. */
@@ -51,6 +54,12 @@ export interface SessionStore {
   get(key: SessionKey): Promise<Versioned<SessionDocument> | null>;
   /** Writes the document if its stored version still equals `expectedVersion` (null: must not exist yet); else throws `conflict`. */
   put(doc: SessionDocument, expectedVersion: string | null): Promise<string>;
+}
+
+/** The read models derived from session events (sessions, interactions, the turn index); events are never touched. */
+export interface Projections {
+  /** Deletes every session-derived read model of the user, so a rebuild starts from nothing. */
+  dropUser(userId: string): Promise<void>;
 }
 
 export interface InteractionStore {
@@ -185,6 +194,7 @@ export interface Stores {
   search: SearchIndex;
   insights: InsightStore;
   directory: SessionDirectory;
+  projections: Projections;
   close(): Promise<void>;
 }
 

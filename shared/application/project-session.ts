@@ -1,13 +1,17 @@
-import { isTurn, SCHEMA_VERSION, type MemoryEvent, type TurnAppended } from '../contracts/events.js';
+import { isTurn, MemoryEvent, SCHEMA_VERSION, type EventDraft, type InteractionSummarised, type SessionSummarised, type TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
-import { fullWindows, interactionId } from '../domain/chunking.js';
-import { MemoryError } from '../domain/errors.js';
-import { evolveSession, newSession } from '../domain/session.js';
+import type { SessionDocument } from '../contracts/sessions.js';
+import { interactionId } from '../domain/chunking.js';
+import { conflict, MemoryError } from '../domain/errors.js';
+import { decideInit, decideInteraction, evolve, foldSession, needsInit, newSession, windowsToSummarise } from '../domain/session.js';
 import { renderTranscript } from '../domain/turns.js';
-import type { Deps } from './ports.js';
+import type { Deps, Versioned } from './ports.js';
+import { currentInit } from './session-init.js';
 
-type ProjectionDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'chat' | 'embedder' | 'clock' | 'memory'>;
+/** What applying events needs: the stores it writes and the embedder; never a chat model. */
+export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder'>;
+export type ProjectionDeps = ApplyDeps & Pick<Deps, 'chat' | 'clock' | 'memory' | 'insights' | 'directory'>;
 
 export interface ProjectionResult {
   projectedThroughSeq: number;
@@ -15,102 +19,180 @@ export interface ProjectionResult {
   interactionsWritten: number;
 }
 
-const MAX_ATTEMPTS = 5;
+/** Attempts to write the session document while other projectors of the same session keep writing it first. */
+const MAX_WRITE_ATTEMPTS = 10;
 /**
  * How many earlier turns of the session a turn's full text is matched with. On LoCoMo two beat one (R@10 +0.02 in
  * the in-memory study behind README's Fact search figures) and three gave nothing more.
  */
 const MATCH_CONTEXT_TURNS = 2;
 
+interface Loaded {
+  stored: Versioned<SessionDocument> | null;
+  /** The stored document: the fold up to its checkpoint. */
+  before: SessionDocument;
+  /** The document after folding the events past the checkpoint. */
+  session: SessionDocument;
+  /** The events read: every one after the chunking checkpoint, so the windows still to summarise are among them. */
+  events: MemoryEvent[];
+}
+
+/** Reads the stored session document and folds the events recorded after it (in memory: nothing is written). */
+async function load(deps: ApplyDeps, key: SessionKey): Promise<Loaded> {
+  const stored = await deps.sessions.get(key);
+  const before = stored?.doc ?? newSession(key, new Date(0));
+  const events = await deps.events.read(key, Math.min(before.projectedThroughSeq, before.chunkedThroughSeq));
+  return { stored, before, session: foldSession(before, events), events };
+}
+
 /**
- * Brings one session's projection up to date with its events: folds new events into the session document and turns
- * every full window of k turns into an interaction (metadata, embeddings) while extending the cumulative summary.
- * Idempotent: interactions have deterministic ids and the session document is written with optimistic concurrency,
- * so a repeated or concurrent run converges on the same state.
+ * Writes what the events past the checkpoint change: an interaction per `InteractionSummarised`, a turn-index row
+ * per turn, the session summary's vector, and last the session document (the fold of its events by `evolve`), with
+ * its version as the condition. A crash or a concurrent projector leaves the checkpoint where it was, and the repeat
+ * rewrites the same rows by id. Returns the interactions written, or null when another projector wrote first.
  */
-export async function projectSession(deps: ProjectionDeps, key: SessionKey): Promise<ProjectionResult> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await projectOnce(deps, key);
-    } catch (error) {
-      if (!(error instanceof MemoryError && error.code === 'conflict') || attempt >= MAX_ATTEMPTS) throw error;
-    }
+async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded): Promise<number | null> {
+  const fresh = events.filter((e) => e.metadata.seq > before.projectedThroughSeq);
+  if (fresh.length === 0) return 0;
+  const interactions = fresh.filter((e): e is InteractionSummarised => e.type === 'InteractionSummarised' && e.data.fromSeq > before.chunkedThroughSeq);
+  const summary = fresh.find((e): e is SessionSummarised => e.type === 'SessionSummarised' && before.summary === undefined);
+  const { summaryVector } = await writeDerived(deps, key, events, fresh.filter(isTurn), interactions, summary);
+  try {
+    await deps.sessions.put(summaryVector ? { ...session, summaryVector, embeddingModel: deps.embedder.model } : session, stored?.version ?? null);
+    return interactions.length;
+  } catch (error) {
+    if (error instanceof MemoryError && error.code === 'conflict') return null;
+    throw error;
   }
 }
 
-async function projectOnce(deps: ProjectionDeps, key: SessionKey): Promise<ProjectionResult> {
-  const stored = await deps.sessions.get(key);
-  const session = stored?.doc ?? newSession(key, deps.clock.now());
-  // A few events earlier than needed: the turns before the first new one are the context it is indexed with.
-  const fromSeq = Math.min(session.projectedThroughSeq, session.chunkedThroughSeq);
-  const events = await deps.events.read(key, Math.max(0, fromSeq - MATCH_CONTEXT_TURNS));
-  const result = { projectedThroughSeq: session.projectedThroughSeq, chunkedThroughSeq: session.chunkedThroughSeq, interactionsWritten: 0 };
-  if (events.length === 0 || (stored && events.at(-1)!.metadata.seq <= session.projectedThroughSeq)) return result;
-
-  const evolved = evolveSession(session, events);
-  const pendingTurns = events.filter(isTurn).filter((t) => t.metadata.seq > session.chunkedThroughSeq);
-  const windows = fullWindows(pendingTurns, deps.memory.kTurnBuffer);
-
-  let cumulativeSummary = session.cumulativeSummary;
-  const drafts: Omit<InteractionDocument, 'contentVector' | 'summaryVector'>[] = [];
-  const now = deps.clock.now().toISOString();
-  for (const window of windows) {
-    const content = renderTranscript(window.turns);
-    const metadata = await deps.chat.run('windowMetadata', { conversation: content, previousSummary: cumulativeSummary });
-    cumulativeSummary = metadata.cumulativeSummary;
-    drafts.push({
-      schemaVersion: SCHEMA_VERSION,
-      id: interactionId(key.sessionId, window.fromSeq),
-      userId: key.userId,
-      sessionId: key.sessionId,
-      agentIds: unique(window.turns.flatMap((t) => (t.data.agentId ? [t.data.agentId] : []))),
-      turnIds: window.turns.map((t) => t.data.turnId),
-      seqRange: [window.fromSeq, window.toSeq],
-      startedAt: window.turns[0]!.data.timestamp,
-      endedAt: window.turns.at(-1)!.data.timestamp,
-      content,
-      summary: metadata.summary,
-      topics: metadata.topics,
-      entities: metadata.entities,
-      embeddingModel: deps.embedder.model,
-      createdAt: now,
-    });
+/**
+ * Applies the events recorded since the projection's checkpoint to the read models. It decides nothing and calls no
+ * chat model, so a rebuild is this over the whole stream.
+ */
+export async function applyEvents(deps: ApplyDeps, key: SessionKey): Promise<{ session: SessionDocument | null; interactionsWritten: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const loaded = await load(deps, key);
+    const written = await write(deps, key, loaded);
+    if (written !== null) return { session: loaded.stored || loaded.events.length > 0 ? loaded.session : null, interactionsWritten: written };
+    // Another projector wrote first: fold again from what it wrote.
+    if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
   }
+}
 
-  // Every newly projected turn becomes searchable on its own, without waiting for its window to fill.
-  const allTurns = events.filter(isTurn);
-  const newTurns = allTurns.filter((t) => t.metadata.seq > session.projectedThroughSeq);
+/** Interactions, turn-index rows and the summary vector, with one embedding batch. */
+async function writeDerived(
+  deps: ApplyDeps,
+  key: SessionKey,
+  events: readonly MemoryEvent[],
+  newTurns: readonly TurnAppended[],
+  summarised: readonly InteractionSummarised[],
+  summary: SessionSummarised | undefined,
+): Promise<{ summaryVector?: number[] }> {
+  const turns = events.filter(isTurn);
+  const drafts = summarised.map((e) => interactionDraft(key, e, turns.filter((t) => t.metadata.seq >= e.data.fromSeq && t.metadata.seq <= e.data.toSeq), deps.embedder.model));
   const turnTexts = newTurns.map(searchableText);
   // Full text matches a turn together with the turns it answers: replies ("yes, last Saturday") rarely repeat the
   // question's words. The vector embeds the turn alone (on LoCoMo, context made the offline encoder's vectors worse).
-  const matchTexts = newTurns.map((t, i) => {
-    const at = allTurns.indexOf(t);
-    return [...allTurns.slice(Math.max(0, at - MATCH_CONTEXT_TURNS), at).map(searchableText), turnTexts[i]!].join('\n');
+  const earlier = newTurns.length > 0 ? await deps.events.readLastTurns(key, MATCH_CONTEXT_TURNS, newTurns[0]!.metadata.seq) : [];
+  const context = [...earlier.map(searchableText), ...turnTexts];
+  const matchTexts = turnTexts.map((_, i) => {
+    const at = earlier.length + i;
+    return context.slice(Math.max(0, at - MATCH_CONTEXT_TURNS), at + 1).join('\n');
   });
-  if (drafts.length + newTurns.length > 0) {
-    // One embedding batch per run: window contents and summaries, then the turns.
-    const vectors = await deps.embedder.embed([...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts]);
-    await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: vectors[2 * i]!, summaryVector: vectors[2 * i + 1]! })));
-    const offset = 2 * drafts.length;
-    await deps.search.indexTurns(
-      newTurns.map((t, i) => ({
-        ...key,
-        seq: t.metadata.seq,
-        turnId: t.data.turnId,
-        ...(t.data.agentId && { agentId: t.data.agentId }),
-        speaker: speakerOf(t),
-        text: turnTexts[i]!,
-        matchText: matchTexts[i]!,
-        timestamp: t.data.timestamp,
-        embeddingModel: deps.embedder.model,
-        vector: vectors[offset + i]!,
-      })),
-    );
-  }
+  const texts = [...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts, ...(summary ? [summary.data.summary] : [])];
+  if (texts.length === 0) return {};
 
-  const chunkedThroughSeq = windows.at(-1)?.toSeq ?? session.chunkedThroughSeq;
-  await deps.sessions.put({ ...evolved, chunkedThroughSeq, cumulativeSummary, updatedAt: now }, stored?.version ?? null);
-  return { projectedThroughSeq: evolved.projectedThroughSeq, chunkedThroughSeq, interactionsWritten: drafts.length };
+  const vectors = await deps.embedder.embed(texts);
+  await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: vectors[2 * i]!, summaryVector: vectors[2 * i + 1]! })));
+  const offset = 2 * drafts.length;
+  await deps.search.indexTurns(
+    newTurns.map((t, i) => ({
+      ...key,
+      seq: t.metadata.seq,
+      turnId: t.data.turnId,
+      ...(t.data.agentId && { agentId: t.data.agentId }),
+      speaker: speakerOf(t),
+      text: turnTexts[i]!,
+      matchText: matchTexts[i]!,
+      timestamp: t.data.timestamp,
+      embeddingModel: deps.embedder.model,
+      vector: vectors[offset + i]!,
+    })),
+  );
+  return summary ? { summaryVector: vectors.at(-1)! } : {};
+}
+
+/** The interaction an `InteractionSummarised` event describes, from its turns; the one place an interaction is built. */
+function interactionDraft(key: SessionKey, event: InteractionSummarised, turns: readonly TurnAppended[], embeddingModel: string): Omit<InteractionDocument, 'contentVector' | 'summaryVector'> {
+  const { fromSeq, toSeq, summary, topics, entities } = event.data;
+  return {
+    schemaVersion: event.metadata.schemaVersion,
+    id: interactionId(key.sessionId, fromSeq),
+    userId: key.userId,
+    sessionId: key.sessionId,
+    agentIds: [...new Set(turns.flatMap((t) => (t.data.agentId ? [t.data.agentId] : [])))],
+    turnIds: turns.map((t) => t.data.turnId),
+    seqRange: [fromSeq, toSeq],
+    startedAt: turns[0]!.data.timestamp,
+    endedAt: turns.at(-1)!.data.timestamp,
+    content: renderTranscript(turns),
+    summary,
+    topics,
+    entities,
+    embeddingModel,
+    createdAt: event.metadata.recordedAt,
+  };
+}
+
+/**
+ * Brings one session's projection up to date and makes the decisions its new turns call for: every full window of k
+ * turns is summarised by the chat model and recorded as an `InteractionSummarised` event (with `final`, once the
+ * session ended, the trailing partial window too), and the init block is fixed once the session has a turn. Each
+ * decision is appended as an event and then applied like any other. Two projectors that decide the same thing meet
+ * at the event store (the event's key is recorded once): the later one applies the earlier one's decision and goes on.
+ */
+export async function projectSession(deps: ProjectionDeps, key: SessionKey, options: { final?: boolean } = {}): Promise<ProjectionResult> {
+  for (let attempt = 1; ; attempt++) {
+    const loaded = await load(deps, key);
+    if (loaded.events.length === 0 && !loaded.stored) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten: 0 };
+    // Decisions first, so a written document has nothing left to decide: `pending: 0` means summarised too.
+    if (await decide(deps, key, loaded.session, loaded.events, options.final ?? false)) continue;
+    const written = await write(deps, key, loaded);
+    const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
+    if (written !== null) return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: written };
+    if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
+  }
+}
+
+/** Appends the decisions the projected session calls for; false when there were none. */
+async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], final: boolean): Promise<boolean> {
+  const turns = events.filter(isTurn).filter((t) => t.metadata.seq <= session.projectedThroughSeq);
+  let state = session;
+  let decided = false;
+  for (const window of windowsToSummarise(session, turns, deps.memory.kTurnBuffer, final)) {
+    const metadata = await deps.chat.run('windowMetadata', { conversation: renderTranscript(window.turns), previousSummary: state.cumulativeSummary });
+    const drafts = decideInteraction(state, window, metadata, deps.chat.model);
+    const recorded = await append(deps, key, drafts);
+    if (!recorded) return true; // decided elsewhere first: apply that decision, then decide the rest from it
+    state = recorded.reduce(evolve, state);
+    decided = true;
+  }
+  if (needsInit(session)) {
+    const init = await currentInit(deps, key, session.startedAt);
+    await append(deps, key, decideInit(session, init.profile, init.recentSessions));
+    decided = true;
+  }
+  return decided;
+}
+
+/** Appends decided events; returns them as recorded, or null when another writer had recorded one of them first. */
+export async function append(deps: Pick<Deps, 'events' | 'clock'>, key: SessionKey, drafts: readonly EventDraft[]): Promise<MemoryEvent[] | null> {
+  if (drafts.length === 0) return [];
+  const recordedAt = deps.clock.now();
+  const outcomes = await deps.events.append(key, drafts, recordedAt);
+  if (outcomes.some((o) => o.duplicate)) return null;
+  return drafts.map((d, i) => MemoryEvent.parse({ ...d, metadata: { schemaVersion: SCHEMA_VERSION, ...key, seq: outcomes[i]!.seq, recordedAt: recordedAt.toISOString() } }));
 }
 
 /** The sessions a batch of change-feed events touches, each once, in first-seen order. */
@@ -130,8 +212,6 @@ export async function projectChanges(deps: ProjectionDeps, events: readonly Memo
   await Promise.all(Array.from({ length: Math.min(parallelism, queue.length) }, worker));
   return results;
 }
-
-const unique = <T>(items: readonly T[]): T[] => [...new Set(items)];
 
 const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;
 

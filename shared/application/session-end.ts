@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { isTurn, SCHEMA_VERSION, type TurnAppended } from '../contracts/events.js';
+import { isTurn, SCHEMA_VERSION, type EventDraft, type MemoryEvent } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import { ORCHESTRATIONS, sessionEndInstanceId, type InsightDocument } from '../contracts/insights.js';
 import type { SessionDocument } from '../contracts/sessions.js';
-import { interactionId } from '../domain/chunking.js';
-import { MemoryError, notFound } from '../domain/errors.js';
+import { notFound } from '../domain/errors.js';
 import { insightId } from '../domain/reflection.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { ExtractedInsight } from './model-tasks.js';
 import type { Deps, ReflectionConfig } from './ports.js';
-import { projectSession } from './project-session.js';
+import { append, applyEvents, projectSession } from './project-session.js';
+import { decideAggregation, decideCompletion, decideEnd, decideReflection, decideSummary, newSession, sessionOf } from '../domain/session.js';
 
 export type SessionEndDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'insights' | 'directory' | 'chat' | 'embedder' | 'clock' | 'memory'> & {
   reflection: ReflectionConfig;
@@ -22,108 +22,53 @@ export const ReflectionResult = z.object({ reflectionFlag: z.enum(['insight', 'n
 export const AggregationResult = z.object({ aggregated: z.boolean(), sessionIds: z.array(z.string()), insightIds: z.array(z.string()) });
 export const CompletionResult = z.object({ status: z.enum(['active', 'ending', 'completed']), reflectionStatus: z.enum(['pending', 'no-insight', 'processed']) });
 
-/** Reads, changes and writes the session document with optimistic concurrency, retrying on a concurrent change. */
-async function updateSession(deps: Pick<Deps, 'sessions'>, key: SessionKey, change: (doc: SessionDocument) => SessionDocument | null): Promise<SessionDocument> {
-  for (let attempt = 1; ; attempt++) {
-    const stored = await deps.sessions.get(key);
-    if (!stored) throw notFound(`Session ${key.sessionId}`);
-    const next = change(stored.doc);
-    if (!next) return stored.doc;
-    try {
-      await deps.sessions.put(next, stored.version);
-      return next;
-    } catch (error) {
-      if (!(error instanceof MemoryError && error.code === 'conflict') || attempt >= 8) throw error;
-    }
-  }
-}
-
-async function allTurns(deps: Pick<Deps, 'events'>, key: SessionKey): Promise<TurnAppended[]> {
-  return (await deps.events.read(key, 0)).filter(isTurn);
+/** The whole stream of a session and its fold: what a step decides from. */
+async function stream(deps: Pick<Deps, 'events'>, key: SessionKey): Promise<{ events: MemoryEvent[]; state: SessionDocument }> {
+  const events = await deps.events.read(key, 0);
+  if (events.length === 0) throw notFound(`Session ${key.sessionId}`);
+  return { events, state: sessionOf(key, events) };
 }
 
 /**
- * Records the end request (client, Service Bus or idle timeout) as an event, so the projection marks the session
- * `ending`. A session that is not active any more is left alone. Unknown sessions are `not_found`.
+ * Appends what a step decided and applies it to the read models at once, so the steps and reads after it see it.
+ * Returns false when another writer recorded the same decision first (the caller then reports that one).
+ */
+async function record(deps: SessionEndDeps, key: SessionKey, drafts: readonly EventDraft[]): Promise<boolean> {
+  const recorded = await append(deps, key, drafts);
+  await applyEvents(deps, key);
+  return recorded !== null;
+}
+
+/**
+ * Records the end request (client, Service Bus or idle timeout) as an event; from then on the session takes no more
+ * turns. Ending an ending or completed session records nothing (the event store keeps one end request per session).
+ * Unknown sessions are `not_found`.
  */
 export async function requestSessionEnd(deps: Pick<Deps, 'events' | 'sessions' | 'clock'>, key: SessionKey, reason: 'client' | 'idle'): Promise<{ recorded: boolean }> {
   const [stored, lastSeq] = await Promise.all([deps.sessions.get(key), deps.events.lastSeq(key)]);
-  if (!stored && lastSeq === 0) throw notFound(`Session ${key.sessionId}`);
-  if (stored && stored.doc.status !== 'active') return { recorded: false };
-  const [last] = await deps.events.read(key, lastSeq - 1, 1);
-  if (last?.type === 'SessionEndRequested') return { recorded: false };
-  await deps.events.append(key, [{ type: 'SessionEndRequested', data: { reason } }], deps.clock.now());
-  return { recorded: true };
+  if (lastSeq === 0) throw notFound(`Session ${key.sessionId}`);
+  // The projection may lag behind the stream; the event's key makes a second end request a no-op either way.
+  return { recorded: (await append(deps, key, decideEnd(stored?.doc ?? newSession(key, new Date(0)), reason))) !== null };
 }
 
 /**
- * Final prune: brings the projection up to date, then turns the trailing partial window (fewer than k turns) into one
- * last interaction, so every turn of the ended session is summarised and searchable. Idempotent (deterministic ids,
- * `chunkedThroughSeq` checkpoint).
+ * Final prune: brings the projection up to date and summarises the trailing partial window (fewer than k turns) as
+ * one last interaction, so every turn of the ended session is summarised and searchable. Idempotent: each window is
+ * decided once (its event key).
  */
 export async function finalPrune(deps: SessionEndDeps, key: SessionKey): Promise<z.infer<typeof FinalPruneResult>> {
-  await projectSession(deps, key);
-  const stored = await deps.sessions.get(key);
-  if (!stored) throw notFound(`Session ${key.sessionId}`);
-  const rest = (await deps.events.read(key, stored.doc.chunkedThroughSeq)).filter(isTurn);
-  if (rest.length === 0) return { chunkedThroughSeq: stored.doc.chunkedThroughSeq, interactionsWritten: 0 };
-
-  const content = renderTranscript(rest);
-  const metadata = await deps.chat.run('windowMetadata', { conversation: content, previousSummary: stored.doc.cumulativeSummary });
-  const [contentVector, summaryVector] = await deps.embedder.embed([content, metadata.summary]);
-  const fromSeq = rest[0]!.metadata.seq;
-  const toSeq = rest.at(-1)!.metadata.seq;
-  const now = deps.clock.now().toISOString();
-  await deps.interactions.upsert([
-    {
-      schemaVersion: SCHEMA_VERSION,
-      id: interactionId(key.sessionId, fromSeq),
-      userId: key.userId,
-      sessionId: key.sessionId,
-      agentIds: [...new Set(rest.flatMap((t) => (t.data.agentId ? [t.data.agentId] : [])))],
-      turnIds: rest.map((t) => t.data.turnId),
-      seqRange: [fromSeq, toSeq],
-      startedAt: rest[0]!.data.timestamp,
-      endedAt: rest.at(-1)!.data.timestamp,
-      content,
-      summary: metadata.summary,
-      topics: metadata.topics,
-      entities: metadata.entities,
-      embeddingModel: deps.embedder.model,
-      contentVector: contentVector!,
-      summaryVector: summaryVector!,
-      createdAt: now,
-    },
-  ]);
-  const doc = await updateSession(deps, key, (d) =>
-    d.chunkedThroughSeq >= toSeq ? null : { ...d, chunkedThroughSeq: toSeq, cumulativeSummary: metadata.cumulativeSummary, updatedAt: now },
-  );
-  return { chunkedThroughSeq: doc.chunkedThroughSeq, interactionsWritten: 1 };
+  const { chunkedThroughSeq, interactionsWritten } = await projectSession(deps, key, { final: true });
+  return { chunkedThroughSeq, interactionsWritten };
 }
 
-/** The session summary with its vector and key topics, stored on the session document. Reused if already there. */
+/** The session summary and key topics, recorded in a `SessionSummarised` event (the projection embeds it). Reused if recorded. */
 export async function summariseSession(deps: SessionEndDeps, key: SessionKey): Promise<z.infer<typeof SummaryResult>> {
-  const stored = await deps.sessions.get(key);
-  if (!stored) throw notFound(`Session ${key.sessionId}`);
-  if (stored.doc.summary !== undefined) return { summary: stored.doc.summary, keyTopics: stored.doc.keyTopics ?? [], reused: true };
-  const turns = await allTurns(deps, key);
+  const { events, state } = await stream(deps, key);
+  if (state.summary !== undefined) return { summary: state.summary, keyTopics: state.keyTopics ?? [], reused: true };
+  const turns = events.filter(isTurn);
   if (turns.length === 0) return { summary: '', keyTopics: [], reused: false };
   const result = await deps.chat.run('sessionSummary', { conversation: renderTranscript(turns) });
-  const [summaryVector] = await deps.embedder.embed([result.summary]);
-  const now = deps.clock.now().toISOString();
-  await updateSession(deps, key, (d) =>
-    d.summary !== undefined
-      ? null
-      : {
-          ...d,
-          summary: result.summary,
-          keyTopics: result.keyTopics,
-          summaryVector: summaryVector!,
-          embeddingModel: deps.embedder.model,
-          endedAt: d.endedAt ?? d.lastTurnAt ?? now,
-          updatedAt: now,
-        },
-  );
+  if (!(await record(deps, key, decideSummary(state, result, deps.chat.model, deps.clock.now())))) return summariseSession(deps, key);
   return { ...result, reused: false };
 }
 
@@ -161,38 +106,44 @@ async function insightDocuments(
 }
 
 /**
- * Session reflection: insights in the configured categories, or `no-insight`. If insights of this session already
- * exist (an earlier attempt crashed before the status was written), they are reused and no model is called again.
+ * Session reflection: insights in the configured categories, or `no-insight`, recorded in a `SessionReflected` event.
+ * If insights of this session exist without that event (an earlier attempt crashed in between), they are reused and
+ * no model is called again.
  */
 export async function reflectSession(deps: SessionEndDeps, key: SessionKey): Promise<z.infer<typeof ReflectionResult>> {
-  const stored = await deps.sessions.get(key);
-  if (!stored) throw notFound(`Session ${key.sessionId}`);
+  const { events, state } = await stream(deps, key);
+  if (state.reflectionStatus !== 'pending') return reflected(state, 0, true);
   const existing = await deps.insights.list(key.userId, { type: 'session', sessionId: key.sessionId });
-  let result: z.infer<typeof ReflectionResult>;
-  if (stored.doc.reflectionStatus !== 'pending' || existing.length > 0) {
-    result = { reflectionFlag: existing.length > 0 ? 'insight' : 'no-insight', insightIds: existing.map((i) => i.id), dropped: 0, reused: true };
-  } else {
-    const userTurns = (await allTurns(deps, key)).filter((t) => t.data.role === 'user');
-    const extracted = userTurns.length === 0 ? { reflectionFlag: 'no-insight' as const, insights: [] } : await deps.chat.run('sessionInsights', { conversation: renderTranscript(userTurns), categories: deps.reflection.categories });
-    const createdAt = stored.doc.lastTurnAt ?? deps.clock.now().toISOString();
-    const { docs, dropped } = await insightDocuments(deps, key.userId, [key.sessionId], extracted.insights, 'session', createdAt);
-    await deps.insights.upsert(docs);
-    result = { reflectionFlag: docs.length > 0 ? 'insight' : 'no-insight', insightIds: docs.map((d) => d.id), dropped, reused: false };
+  let insightIds = existing.map((i) => i.id);
+  let dropped = 0;
+  if (existing.length === 0) {
+    const userTurns = events.filter(isTurn).filter((t) => t.data.role === 'user');
+    const extracted = userTurns.length === 0 ? { insights: [] } : await deps.chat.run('sessionInsights', { conversation: renderTranscript(userTurns), categories: deps.reflection.categories });
+    const createdAt = state.lastTurnAt ?? deps.clock.now().toISOString();
+    const made = await insightDocuments(deps, key.userId, [key.sessionId], extracted.insights, 'session', createdAt);
+    await deps.insights.upsert(made.docs);
+    insightIds = made.docs.map((d) => d.id);
+    dropped = made.dropped;
   }
-  const reflectionStatus = result.reflectionFlag === 'insight' ? 'processed' : 'no-insight';
-  await updateSession(deps, key, (d) => (d.reflectionStatus !== 'pending' ? null : { ...d, reflectionStatus, updatedAt: deps.clock.now().toISOString() }));
-  return result;
+  if (!(await record(deps, key, decideReflection(state, insightIds, dropped, deps.chat.model)))) return reflectSession(deps, key);
+  return { reflectionFlag: insightIds.length > 0 ? 'insight' : 'no-insight', insightIds, dropped, reused: existing.length > 0 };
 }
+
+const reflected = (state: SessionDocument, dropped: number, reused: boolean): z.infer<typeof ReflectionResult> => {
+  const insightIds = state.insightIds ?? [];
+  return { reflectionFlag: insightIds.length > 0 ? 'insight' : 'no-insight', insightIds, dropped, reused };
+};
 
 /**
  * No-insight aggregation: once `minSessionsForAggregation` completed sessions of the user reflected to `no-insight`,
- * their user turns are reflected on together (what no single session showed may show across them); the sessions are
- * then `processed`. Idempotent: insight ids derive from the set of sessions.
+ * their user turns are reflected on together (what no single session showed may show across them); each session then
+ * records `SessionAggregated` and is `processed`. Idempotent: insight ids derive from the set of sessions.
  */
 export async function aggregateNoInsightSessions(deps: SessionEndDeps, userId: string): Promise<z.infer<typeof AggregationResult>> {
   const sessions = await deps.directory.byReflectionStatus(userId, 'no-insight');
   if (sessions.length < deps.reflection.minSessionsForAggregation) return { aggregated: false, sessionIds: sessions.map((s) => s.sessionId), insightIds: [] };
-  const turns = (await Promise.all(sessions.map((s) => allTurns(deps, s)))).flat().filter((t) => t.data.role === 'user');
+  const streams = await Promise.all(sessions.map((s) => stream(deps, s)));
+  const turns = streams.flatMap((s) => s.events.filter(isTurn)).filter((t) => t.data.role === 'user');
   const sessionIds = sessions.map((s) => s.sessionId);
   let docs: InsightDocument[] = [];
   if (turns.length > 0) {
@@ -201,17 +152,17 @@ export async function aggregateNoInsightSessions(deps: SessionEndDeps, userId: s
     docs = (await insightDocuments(deps, userId, sessionIds, extracted.insights, 'aggregate', createdAt)).docs;
     await deps.insights.upsert(docs);
   }
-  for (const key of sessions) {
-    await updateSession(deps, key, (d) => (d.reflectionStatus !== 'no-insight' ? null : { ...d, reflectionStatus: 'processed', updatedAt: deps.clock.now().toISOString() }));
-  }
-  return { aggregated: true, sessionIds, insightIds: docs.map((d) => d.id) };
+  const insightIds = docs.map((d) => d.id);
+  for (const [i, key] of sessions.entries()) await record(deps, key, decideAggregation(streams[i]!.state, sessionIds, insightIds));
+  return { aggregated: true, sessionIds, insightIds };
 }
 
-/** The last step: the session is `completed` (its end time kept from the summary step, else its last turn). */
+/** The last step: `SessionCompleted` (its end time kept from the summary step, else its last turn). */
 export async function completeSession(deps: SessionEndDeps, key: SessionKey): Promise<z.infer<typeof CompletionResult>> {
-  const now = deps.clock.now().toISOString();
-  const doc = await updateSession(deps, key, (d) => (d.status === 'completed' ? null : { ...d, status: 'completed', endedAt: d.endedAt ?? d.lastTurnAt ?? now, updatedAt: now }));
-  return { status: doc.status, reflectionStatus: doc.reflectionStatus };
+  const { state } = await stream(deps, key);
+  await record(deps, key, decideCompletion(state, deps.clock.now()));
+  const { status, reflectionStatus } = (await deps.sessions.get(key))?.doc ?? state;
+  return { status, reflectionStatus };
 }
 
 /** Starts an orchestration once per instance id (the Durable client, or the local durable runner). */

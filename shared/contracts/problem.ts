@@ -4,6 +4,8 @@ export const ErrorCode = z.enum([
   'validation_failed',
   'not_found',
   'conflict',
+  /** The session has ended: it takes no more turns (start a new session). */
+  'session_ended',
   'payload_too_large',
   'context_budget_exceeded',
   'upstream_unavailable',

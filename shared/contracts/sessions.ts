@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
-import { SCHEMA_VERSION } from './events.js';
+import { MemoryEvent, SCHEMA_VERSION } from './events.js';
 
 export const SessionStatusValue = z.enum(['active', 'ending', 'completed']);
 export const ReflectionStatus = z.enum(['pending', 'no-insight', 'processed']);
 
-/** The session projection: everything derived from a session's events, rebuilt by the projector. */
+/** The session projection: the fold of the session's events (shared/domain/session.ts), written only by the projector. */
 export const SessionDocument = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   userId: Id,
@@ -30,11 +30,13 @@ export const SessionDocument = z.object({
   updatedAt: z.iso.datetime(),
   /** Set by session end: the session summary (shown in later sessions' init block), its vector and key topics. */
   summary: z.string().optional(),
+  /** The insights session reflection produced (when `reflectionStatus` is not `pending`). */
+  insightIds: z.array(z.string()).optional(),
   keyTopics: z.array(z.string()).optional(),
   summaryVector: z.array(z.number()).optional(),
   embeddingModel: z.string().optional(),
   endedAt: z.iso.datetime().optional(),
-  /** The init block (profile, recent session summaries), fixed the first time the session's context is read. */
+  /** The init block (profile, recent session summaries), fixed when the session's first turn is projected. */
   init: z.object({ profile: z.string().nullable(), recentSessions: z.array(z.object({ sessionId: Id, endedAt: z.iso.datetime(), summary: z.string() })) }).optional(),
 });
 export type SessionDocument = z.infer<typeof SessionDocument>;
@@ -57,3 +59,20 @@ export const SessionStatus = z.object({
   summary: z.string(),
 });
 export type SessionStatus = z.infer<typeof SessionStatus>;
+
+/** GET /users/{u}/sessions/{s}/events?after=&limit= */
+export const SessionEventsQuery = z.object({
+  /** Events with a seq above this one (0: from the start). */
+  after: z.coerce.number().int().nonnegative().default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export type SessionEventsQuery = z.infer<typeof SessionEventsQuery>;
+
+export const SessionEventsPage = z.object({
+  userId: Id,
+  sessionId: Id,
+  events: z.array(MemoryEvent),
+  /** The `after` of the next page; null on the last one. */
+  next: z.number().int().positive().nullable(),
+});
+export type SessionEventsPage = z.infer<typeof SessionEventsPage>;

@@ -23,6 +23,3 @@ export const padSeq = (seq: number): string => String(seq).padStart(10, '0');
 
 /** The same window always gets the same id, so a re-delivered change never duplicates an interaction. */
 export const interactionId = (sessionId: string, fromSeq: number): string => `${sessionId}:${padSeq(fromSeq)}`;
-
-/** Event document ids in the events container: `<sessionId>:<seq zero-padded>`. */
-export const eventId = (sessionId: string, seq: number): string => `${sessionId}:${padSeq(seq)}`;

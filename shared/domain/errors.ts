@@ -14,3 +14,6 @@ export class MemoryError extends Error {
 
 export const notFound = (what: string) => new MemoryError('not_found', `${what} was not found`);
 export const conflict = (what: string) => new MemoryError('conflict', what);
+
+/** A turn for a session whose end was requested: its summary and insights are decided, so it takes no more turns. */
+export const sessionEnded = (sessionId: string) => new MemoryError('session_ended', `Session ${sessionId} has ended; it takes no more turns (append to a new session)`);

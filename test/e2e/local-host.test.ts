@@ -33,6 +33,22 @@ async function settled(userId: string, sessionId: string) {
   throw new Error(`session ${sessionId} did not settle`);
 }
 
+type StreamEvent = { type: string; data: { turnId?: string; fromSeq?: number; toSeq?: number }; metadata: { seq: number } };
+
+/** The session's whole stream, paged through GET /events (lifecycle events sit between the turns). */
+async function stream(userId: string, sessionId: string): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for (let after: number | null = 0; after !== null; ) {
+    const page = (await (await api(`v1/users/${userId}/sessions/${sessionId}/events?after=${after}&limit=7`)).json()) as { events: StreamEvent[]; next: number | null };
+    events.push(...page.events);
+    after = page.next;
+  }
+  return events;
+}
+
+/** Seq of each turn, by turnId. */
+const turnSeqs = (events: StreamEvent[]) => new Map(events.filter((e) => e.type === 'TurnAppended').map((e) => [e.data.turnId!, e.metadata.seq]));
+
 describe('local host over HTTP', () => {
   it('serves health and answers unknown routes with problem+json', async () => {
     expect(await (await api('health')).json()).toMatchObject({ status: 'ok', storage: 'pglite' });
@@ -58,26 +74,29 @@ describe('local host over HTTP', () => {
     }
     for (const sessionId of sessions) {
       const status = await settled(userId, sessionId);
-      expect(status).toMatchObject({ lastSeq: 37, projectedThroughSeq: 37, chunkedThroughSeq: 30, turnCount: 37, status: 'active', reflectionStatus: 'pending' });
+      const events = await stream(userId, sessionId);
+      const seqOf = turnSeqs(events);
+      // One stream, gapless: the turns and, between them, the lifecycle the projection decided (init block, windows).
+      expect(events.map((e) => e.metadata.seq)).toEqual(Array.from({ length: status.lastSeq }, (_, i) => i + 1));
+      expect(events.filter((e) => e.type === 'InteractionSummarised').map((e) => [e.data.fromSeq, e.data.toSeq])).toEqual(
+        [1, 11, 21].map((n) => [seqOf.get(`${sessionId}-${n}`), seqOf.get(`${sessionId}-${n + 9}`)]),
+      );
+      expect(events.filter((e) => e.type === 'SessionInitFixed')).toHaveLength(1);
+      expect(status).toMatchObject({ projectedThroughSeq: status.lastSeq, chunkedThroughSeq: seqOf.get(`${sessionId}-30`), turnCount: 37, status: 'active', reflectionStatus: 'pending' });
       const context = (await (await api(`v1/users/${userId}/sessions/${sessionId}/context`)).json()) as {
         text: string;
         summaryCoversThroughSeq: number;
         sections: { summary: string; turns: { seq: number; turnId: string }[] };
       };
-      expect(context.summaryCoversThroughSeq).toBe(30);
-      expect(context.sections.turns.map((t) => t.seq)).toEqual([31, 32, 33, 34, 35, 36, 37]);
-      expect(context.sections.turns[0]!.turnId).toBe(`${sessionId}-31`);
+      expect(context.summaryCoversThroughSeq).toBe(seqOf.get(`${sessionId}-30`));
+      expect(context.sections.turns.map((t) => t.turnId)).toEqual([31, 32, 33, 34, 35, 36, 37].map((n) => `${sessionId}-${n}`));
       expect(context.sections.summary.length).toBeGreaterThan(0);
       expect(context.text).toContain(`In ${sessionId} I mention fact number 37.`);
       const active = context.text.split('### Active Conversation\n')[1]!;
       expect(active.split('\n')).toHaveLength(7);
       expect(active).not.toContain('fact number 29.');
       const interactions = await host.runtime.interactions.listBySession({ userId, sessionId });
-      expect(interactions.map((x) => x.seqRange)).toEqual([
-        [1, 10],
-        [11, 20],
-        [21, 30],
-      ]);
+      expect(interactions.map((x) => x.turnIds)).toEqual([1, 11, 21].map((n) => Array.from({ length: 10 }, (_, i) => `${sessionId}-${n + i}`)));
     }
   });
 
@@ -94,7 +113,12 @@ describe('local host over HTTP', () => {
       })(),
     );
     const all = (await Promise.all(clients)).flat().sort((a, b) => a - b);
-    expect(all).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    await settled('e2e-user', 'crowded');
+    const events = await stream('e2e-user', 'crowded');
+    // Unique seqs, each a turn's; the stream around them (lifecycle events included) is gapless.
+    expect(new Set(all).size).toBe(200);
+    expect([...turnSeqs(events).values()].sort((a, b) => a - b)).toEqual(all);
+    expect(events.map((e) => e.metadata.seq)).toEqual(events.map((_, i) => i + 1));
   });
 
   it('a retried turnId gets the same seq', async () => {
@@ -104,7 +128,8 @@ describe('local host over HTTP', () => {
     await post(path, { turns: [{ role: 'user', content: 'next', turnId: 'next' }] });
     const again = await (await post(path, body)).json();
     expect(again).toEqual(first);
-    expect(((await settled('e2e-user', 'retry')) as { lastSeq: number }).lastSeq).toBe(2);
+    await settled('e2e-user', 'retry');
+    expect([...turnSeqs(await stream('e2e-user', 'retry')).keys()]).toEqual(['once', 'next']);
   });
 
   it('finds a fact stated in other words: a question about a dog finds the golden retriever puppy in the top 3', async () => {
@@ -136,8 +161,9 @@ describe('local host over HTTP', () => {
 
     host = await startLocalHost({ port: 0 });
     const status = await settled('e2e-user', 'durable');
-    expect(status).toMatchObject({ lastSeq: 12, projectedThroughSeq: 12, chunkedThroughSeq: 10 });
-    const context = (await (await api('v1/users/e2e-user/sessions/durable/context')).json()) as { sections: { turns: { seq: number }[] } };
-    expect(context.sections.turns.map((t) => t.seq)).toEqual([8, 9, 10, 11, 12]);
+    const seqOf = turnSeqs(await stream('e2e-user', 'durable'));
+    expect(status).toMatchObject({ turnCount: 12, projectedThroughSeq: status.lastSeq, chunkedThroughSeq: seqOf.get('w8') });
+    const context = (await (await api('v1/users/e2e-user/sessions/durable/context')).json()) as { sections: { turns: { turnId: string }[] } };
+    expect(context.sections.turns.map((t) => t.turnId)).toEqual(['w6', 'w7', 'w8', 'w9', 'w10']);
   });
 });

@@ -43,8 +43,8 @@ describe('npm start', () => {
 
     const second = start();
     const again = await second.url;
-    const status = (await (await fetch(`${again}/v1/users/u/sessions/s`)).json()) as { lastSeq: number };
-    expect(status.lastSeq).toBe(1);
+    const page = (await (await fetch(`${again}/v1/users/u/sessions/s/events`)).json()) as { events: { data: { turnId?: string } }[] };
+    expect(page.events[0]!.data.turnId).toBe('keep');
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
   }, 90_000);

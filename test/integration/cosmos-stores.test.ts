@@ -3,10 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { EventDraft } from '../../shared/application/ports.js';
 import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosEventStore, cosmosStores, eventBatchOperations } from '../../shared/adapters/cosmos/stores.js';
-import { eventDocument } from '../../shared/adapters/postgres/stores.js';
-import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
-import { eventId } from '../../shared/domain/chunking.js';
+import { eventDocument, eventId, SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import { newSession } from '../../shared/domain/session.js';
 import { turnDraft } from '../support/builders.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
@@ -45,8 +43,8 @@ function scriptedContainer() {
         fetchAll: async () => {
           const mine = docs.filter((d) => d.userId === param(spec, '@userId') && d.sessionId === param(spec, '@sessionId'));
           if (spec.query.includes('ARRAY_CONTAINS')) {
-            const turnIds = param(spec, '@turnIds') as string[];
-            return { resources: mine.filter((d) => d.turnId && turnIds.includes(d.turnId)).map((d) => ({ seq: d.seq, turnId: d.turnId })) };
+            const keys = param(spec, '@keys') as string[];
+            return { resources: mine.filter((d) => keys.includes(d.eventKey)).map((d) => ({ seq: d.seq, eventKey: d.eventKey })) };
           }
           if (spec.query.startsWith('SELECT TOP 1 c.seq')) return { resources: mine.length ? [{ seq: Math.max(...mine.map((d) => d.seq)) }] : [] };
           throw new Error(`unexpected query: ${spec.query}`);
@@ -132,7 +130,7 @@ describe('cosmos event store: transactional batches', () => {
       { seq: 2, turnId: 'b', duplicate: false },
     ]);
     expect(batches.map((b) => b.operations.length)).toEqual([2, 1]);
-    expect(docs.map((d) => [d.seq, d.turnId])).toEqual([[1, 'a'], [2, 'b']]);
+    expect(docs.map((d) => [d.seq, d.eventKey])).toEqual([[1, 'a'], [2, 'b']]);
   });
 
   it('on 409 from an unrelated writer moves its events to the next free seqs', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { openPglite } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
-import { eventDocument, PostgresEventStore, postgresStores } from '../../shared/adapters/postgres/stores.js';
+import { PostgresEventStore, postgresStores } from '../../shared/adapters/postgres/stores.js';
+import { eventDocument } from '../../shared/contracts/events.js';
 import type { Db } from '../../shared/adapters/postgres/db.js';
 import { assertOneEmbeddingModel } from '../../shared/adapters/postgres/search.js';
 import { turnDraft } from '../support/builders.js';

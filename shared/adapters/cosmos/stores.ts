@@ -1,11 +1,10 @@
 import { BulkOperationType, type Container, type Database, type JSONObject, type OperationInput, type SqlParameter } from '@azure/cosmos';
-import { MemoryEvent, TurnAppended } from '../../contracts/events.js';
+import { END_KEY, eventDocument, eventKey, MemoryEvent, TurnAppended, type EventDocument, type EventDraft } from '../../contracts/events.js';
 import type { SessionKey } from '../../contracts/ids.js';
 import { InteractionDocument } from '../../contracts/interactions.js';
 import { SessionDocument } from '../../contracts/sessions.js';
-import { conflict, MemoryError } from '../../domain/errors.js';
-import type { AppendOutcome, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
-import { eventDocument } from '../postgres/stores.js';
+import { conflict, MemoryError, sessionEnded } from '../../domain/errors.js';
+import type { AppendOutcome, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import { COSMOS_CONTAINERS } from './containers.js';
 import { CosmosSearchIndex } from './search.js';
 import { CosmosInsightStore, CosmosSessionDirectory } from './insights.js';
@@ -51,8 +50,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Full jitter, so writers that collided spread out instead of colliding again. */
 const backoffMs = (attempt: number) => Math.random() * Math.min(500, 10 * 2 ** attempt);
 
-type EventDocument = ReturnType<typeof eventDocument>;
-
 /** The create operations of one append's transactional batch, in seq order. */
 export function eventBatchOperations(docs: readonly EventDocument[]): OperationInput[] {
   return docs.map((doc) => ({ operationType: BulkOperationType.Create, resourceBody: doc as unknown as JSONObject }));
@@ -61,7 +58,7 @@ export function eventBatchOperations(docs: readonly EventDocument[]): OperationI
 interface AppendPlan {
   /** Drafts to write now, with the seq each gets (consecutive after the last recorded seq). */
   writes: { index: number; seq: number }[];
-  /** A turnId repeated within the request: [index, index of its first occurrence]. */
+  /** An event key repeated within the request: [index, index of its first occurrence]. */
   repeats: [number, number][];
 }
 
@@ -104,45 +101,45 @@ export class CosmosEventStore implements EventStore {
   }
 
   private async plan(key: SessionKey, drafts: readonly EventDraft[], outcomes: (AppendOutcome | undefined)[]): Promise<AppendPlan> {
-    // The last seq is read before the turnIds. A turn written after that read took seq last + 1 or later, so our
-    // write of last + 1 fails with 409 and we come back here; a turn written before it is seen by the turnId query,
-    // which (session consistency) observes at least what the first query did.
+    // The last seq is read before the event keys. An event written after that read took seq last + 1 or later, so our
+    // write of last + 1 fails with 409 and we come back here; one written before it is seen by the key query, which
+    // (session consistency) observes at least what the first query did. The same holds for the end request.
     const last = await this.lastSeq(key);
-    const pendingTurnIds = drafts.flatMap((d, i) => (!outcomes[i] && d.type === 'TurnAppended' ? [d.data.turnId] : []));
-    const recorded = await this.recordedTurns(key, [...new Set(pendingTurnIds)]);
+    const pendingKeys = drafts.flatMap((d, i) => (outcomes[i] ? [] : [eventKey(d)]));
+    const recorded = await this.recordedKeys(key, [...new Set([...pendingKeys, END_KEY])]);
+    let ended = recorded.has(END_KEY);
     const plan: AppendPlan = { writes: [], repeats: [] };
     const firstIndex = new Map<string, number>();
     let seq = last;
     drafts.forEach((draft, index) => {
       if (outcomes[index]) return;
-      if (draft.type === 'TurnAppended') {
-        const { turnId } = draft.data;
-        const recordedSeq = recorded.get(turnId);
-        if (recordedSeq !== undefined) {
-          outcomes[index] = { seq: recordedSeq, turnId, duplicate: true };
-          return;
-        }
-        const first = firstIndex.get(turnId);
-        if (first !== undefined) {
-          plan.repeats.push([index, first]);
-          return;
-        }
-        firstIndex.set(turnId, index);
+      const k = eventKey(draft);
+      const recordedSeq = recorded.get(k);
+      if (recordedSeq !== undefined) {
+        outcomes[index] = outcome(draft, recordedSeq, true);
+        return;
       }
+      const first = firstIndex.get(k);
+      if (first !== undefined) {
+        plan.repeats.push([index, first]);
+        return;
+      }
+      if (ended && draft.type === 'TurnAppended') throw sessionEnded(key.sessionId);
+      ended ||= k === END_KEY;
+      firstIndex.set(k, index);
       plan.writes.push({ index, seq: ++seq });
     });
     return plan;
   }
 
-  private async recordedTurns(key: SessionKey, turnIds: string[]): Promise<Map<string, number>> {
-    if (turnIds.length === 0) return new Map();
-    const rows = await query<{ seq: number; turnId: string }>(
+  private async recordedKeys(key: SessionKey, keys: string[]): Promise<Map<string, number>> {
+    const rows = await query<{ seq: number; eventKey: string }>(
       this.container,
       key.userId,
-      'SELECT c.seq, c.turnId FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND ARRAY_CONTAINS(@turnIds, c.turnId)',
-      [...sessionParams(key), { name: '@turnIds', value: turnIds }],
+      'SELECT c.seq, c.eventKey FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND ARRAY_CONTAINS(@keys, c.eventKey)',
+      [...sessionParams(key), { name: '@keys', value: keys }],
     );
-    return new Map(rows.map((r) => [r.turnId, r.seq]));
+    return new Map(rows.map((r) => [r.eventKey, r.seq]));
   }
 
   /** Writes documents with consecutive seqs; returns how many of them, from the first, were written (fewer: a seq was taken). */
@@ -178,15 +175,23 @@ export class CosmosEventStore implements EventStore {
     return rows.map((r) => MemoryEvent.parse(r));
   }
 
-  async readLastTurns(key: SessionKey, count: number): Promise<TurnAppended[]> {
+  async readLastTurns(key: SessionKey, count: number, beforeSeq = 2 ** 31 - 1): Promise<TurnAppended[]> {
     if (count <= 0) return [];
     const rows = await query<unknown>(
       this.container,
       key.userId,
-      'SELECT TOP @count c.type, c.data, c.metadata FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND c.type = @type ORDER BY c.seq DESC',
-      [...sessionParams(key), { name: '@type', value: 'TurnAppended' }, { name: '@count', value: count }],
+      'SELECT TOP @count c.type, c.data, c.metadata FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND c.type = @type AND c.seq < @beforeSeq ORDER BY c.seq DESC',
+      [...sessionParams(key), { name: '@type', value: 'TurnAppended' }, { name: '@count', value: count }, { name: '@beforeSeq', value: beforeSeq }],
     );
     return rows.map((r) => TurnAppended.parse(r)).reverse();
+  }
+
+  /** Every session has exactly one event with seq 1. Without a user, a cross-partition query (rebuilds only). */
+  async sessions(userId?: string): Promise<SessionKey[]> {
+    const sql = `SELECT c.userId, c.sessionId FROM c WHERE c.seq = 1${userId === undefined ? '' : ' AND c.userId = @userId'}`;
+    const parameters = userId === undefined ? [] : [{ name: '@userId', value: userId }];
+    const { resources } = await this.container.items.query<SessionKey>({ query: sql, parameters }, userId === undefined ? {} : { partitionKey: userId }).fetchAll();
+    return resources.map((r) => ({ userId: r.userId, sessionId: r.sessionId })).sort((a, b) => a.userId.localeCompare(b.userId) || a.sessionId.localeCompare(b.sessionId));
   }
 
   async lastSeq(key: SessionKey): Promise<number> {
@@ -251,6 +256,24 @@ export class CosmosInteractionStore implements InteractionStore {
   }
 }
 
+/** Session documents (`sessions`), and interactions with the turn index (both in `interactions`), per user partition. */
+export class CosmosProjections implements Projections {
+  constructor(private readonly containers: readonly Container[]) {}
+
+  async dropUser(userId: string): Promise<void> {
+    for (const container of this.containers) {
+      const ids = await query<{ id: string }>(container, userId, 'SELECT c.id FROM c WHERE c.userId = @userId', [{ name: '@userId', value: userId }]);
+      for (const { id } of ids) {
+        try {
+          await container.item(id, userId).delete();
+        } catch (error) {
+          if (statusOf(error) !== 404) throw error; // deleted meanwhile: what we wanted
+        }
+      }
+    }
+  }
+}
+
 export interface CosmosStores extends Stores {
   events: CosmosEventStore;
   sessions: CosmosSessionStore;
@@ -267,6 +290,7 @@ export function cosmosStores(database: Database, options: CosmosStoresOptions = 
     search: new CosmosSearchIndex(container(COSMOS_CONTAINERS.interactions)),
     insights: new CosmosInsightStore(container(COSMOS_CONTAINERS.insights), { retention: options.retention, sessions: container(COSMOS_CONTAINERS.sessions) }),
     directory: new CosmosSessionDirectory(container(COSMOS_CONTAINERS.sessions)),
+    projections: new CosmosProjections([container(COSMOS_CONTAINERS.sessions), container(COSMOS_CONTAINERS.interactions)]),
     close: async () => {
       if (options.ownsClient) database.client.dispose();
     },

@@ -389,6 +389,53 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE TRIGGER interaction_stats_delete AFTER DELETE ON interactions REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION interaction_stats_apply();
     `,
   },
+  {
+    version: 12,
+    name: 'event keys for lifecycle events; no turns after the end request',
+    sql: `
+      -- The turn_id column becomes every event's idempotency key: a turn's turnId, or a lifecycle event's key ('@end',
+      -- '@summary', '@interaction:<fromSeq>', ...), which no turnId can take. A key is recorded once per session.
+      ALTER TABLE events RENAME COLUMN turn_id TO event_key;
+      ALTER INDEX events_turn_id RENAME TO events_key;
+      UPDATE events e SET event_key = '@end' FROM (
+        SELECT DISTINCT ON (user_id, session_id) user_id, session_id, seq FROM events WHERE type = 'SessionEndRequested' ORDER BY user_id, session_id, seq
+      ) f WHERE e.user_id = f.user_id AND e.session_id = f.session_id AND e.seq = f.seq;
+
+      -- As before, under the session's head lock; a turn after the session's end request is refused (SQLSTATE AM409),
+      -- unless it repeats a turn recorded earlier, which gets its seq back as any repeat does.
+      DROP FUNCTION append_events(text, text, text[], text[], jsonb[]);
+      CREATE FUNCTION append_events(p_user text, p_session text, p_keys text[], p_types text[], p_docs jsonb[])
+      RETURNS TABLE (seq integer, duplicate boolean) LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_last integer;
+        v_known integer;
+        v_ended boolean;
+      BEGIN
+        INSERT INTO session_heads (user_id, session_id, last_seq) VALUES (p_user, p_session, 0) ON CONFLICT DO NOTHING;
+        SELECT h.last_seq INTO v_last FROM session_heads h WHERE h.user_id = p_user AND h.session_id = p_session FOR UPDATE;
+        v_ended := EXISTS (SELECT 1 FROM events e WHERE e.user_id = p_user AND e.session_id = p_session AND e.event_key = '@end');
+        FOR i IN 1 .. coalesce(array_length(p_types, 1), 0) LOOP
+          SELECT e.seq INTO v_known FROM events e WHERE e.user_id = p_user AND e.session_id = p_session AND e.event_key = p_keys[i];
+          IF v_known IS NOT NULL THEN
+            seq := v_known; duplicate := true;
+          ELSIF v_ended AND p_types[i] = 'TurnAppended' THEN
+            RAISE EXCEPTION 'session has ended' USING ERRCODE = 'AM409';
+          ELSE
+            v_last := v_last + 1;
+            INSERT INTO events (user_id, session_id, seq, event_key, type, doc)
+            VALUES (p_user, p_session, v_last, p_keys[i], p_types[i],
+              jsonb_set(p_docs[i] || jsonb_build_object('id', p_session || ':' || lpad(v_last::text, 10, '0'), 'seq', v_last),
+                        '{metadata,seq}', to_jsonb(v_last)));
+            v_ended := v_ended OR p_keys[i] = '@end';
+            seq := v_last; duplicate := false;
+          END IF;
+          RETURN NEXT;
+        END LOOP;
+        UPDATE session_heads h SET last_seq = v_last WHERE h.user_id = p_user AND h.session_id = p_session;
+      END
+      $fn$;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

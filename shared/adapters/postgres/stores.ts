@@ -1,19 +1,12 @@
-import { MemoryEvent, TurnAppended, SCHEMA_VERSION } from '../../contracts/events.js';
+import { eventDocument, eventKey, MemoryEvent, TurnAppended, type EventDraft } from '../../contracts/events.js';
 import type { SessionKey } from '../../contracts/ids.js';
 import { InteractionDocument } from '../../contracts/interactions.js';
 import { SessionDocument } from '../../contracts/sessions.js';
-import { eventId } from '../../domain/chunking.js';
-import { conflict } from '../../domain/errors.js';
-import type { AppendOutcome, ChangeFeed, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
+import { conflict, sessionEnded } from '../../domain/errors.js';
+import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
 import { PostgresSearchIndex } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
-
-/** The stored event document: the event plus the top-level keys the Cosmos container is partitioned and queried by. */
-export function eventDocument(key: SessionKey, seq: number, draft: EventDraft, recordedAt: Date) {
-  const event = { ...draft, metadata: { schemaVersion: SCHEMA_VERSION, ...key, seq, recordedAt: recordedAt.toISOString() } } as MemoryEvent;
-  return { id: eventId(key.sessionId, seq), ...key, seq, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }), ...event };
-}
 
 /** An append waiting for the next grouped write (PGlite). */
 interface WaitingAppend {
@@ -32,7 +25,7 @@ const GROUP_MAX_EVENTS = 500;
 const appendParams = (key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date) => [
   key.userId,
   key.sessionId,
-  drafts.map((d) => (d.type === 'TurnAppended' ? d.data.turnId : null)),
+  drafts.map(eventKey),
   drafts.map((d) => d.type),
   drafts.map((d) => JSON.stringify(eventDocument(key, 0, d, recordedAt))),
 ];
@@ -45,6 +38,9 @@ const outcomesOf = (drafts: readonly EventDraft[], rows: readonly { seq: number;
 
 /** An error the database raised (it carries a SQLSTATE): the statement was rolled back. */
 const isSqlState = (error: unknown) => typeof (error as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+
+/** append_events refuses a turn after the session's end request with SQLSTATE AM409 (migration 12). */
+const SESSION_ENDED = 'AM409';
 
 export class PostgresEventStore implements EventStore, ChangeFeed {
   private waiting: WaitingAppend[] = [];
@@ -71,11 +67,16 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
   }
 
   private async appendAlone(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
-    const rows = await this.db.query<{ seq: number; duplicate: boolean }>(
-      'SELECT seq, duplicate FROM append_events($1, $2, $3::text[], $4::text[], $5::jsonb[])',
-      appendParams(key, drafts, recordedAt),
-    );
-    return outcomesOf(drafts, rows);
+    try {
+      const rows = await this.db.query<{ seq: number; duplicate: boolean }>(
+        'SELECT seq, duplicate FROM append_events($1, $2, $3::text[], $4::text[], $5::jsonb[])',
+        appendParams(key, drafts, recordedAt),
+      );
+      return outcomesOf(drafts, rows);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === SESSION_ENDED) throw sessionEnded(key.sessionId);
+      throw error;
+    }
   }
 
   private async writeWaiting(): Promise<void> {
@@ -136,12 +137,20 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
     return rows.map((r) => MemoryEvent.parse(r.doc));
   }
 
-  async readLastTurns(key: SessionKey, count: number): Promise<TurnAppended[]> {
+  async readLastTurns(key: SessionKey, count: number, beforeSeq = 2 ** 31 - 1): Promise<TurnAppended[]> {
     const rows = await this.db.query<{ doc: unknown }>(
-      `SELECT doc FROM events WHERE user_id = $1 AND session_id = $2 AND type = 'TurnAppended' ORDER BY seq DESC LIMIT $3`,
-      [key.userId, key.sessionId, count],
+      `SELECT doc FROM events WHERE user_id = $1 AND session_id = $2 AND type = 'TurnAppended' AND seq < $4 ORDER BY seq DESC LIMIT $3`,
+      [key.userId, key.sessionId, count, beforeSeq],
     );
     return rows.map((r) => TurnAppended.parse(r.doc)).reverse();
+  }
+
+  async sessions(userId?: string): Promise<SessionKey[]> {
+    const rows = await this.db.query<{ user_id: string; session_id: string }>(
+      'SELECT user_id, session_id FROM session_heads WHERE ($1::text IS NULL OR user_id = $1) AND last_seq > 0 ORDER BY user_id, session_id',
+      [userId ?? null],
+    );
+    return rows.map((r) => ({ userId: r.user_id, sessionId: r.session_id }));
   }
 
   async lastSeq(key: SessionKey): Promise<number> {
@@ -239,6 +248,19 @@ export class PostgresInteractionStore implements InteractionStore {
   }
 }
 
+/** The turn index's BM25 statistics and postings go with its rows; interaction statistics follow by trigger. */
+export class PostgresProjections implements Projections {
+  constructor(private readonly db: Db) {}
+
+  async dropUser(userId: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const table of ['sessions', 'interactions', 'memory_turns', 'memory_turn_terms', 'memory_turn_stats']) {
+        await tx.query(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
+      }
+    });
+  }
+}
+
 export interface PostgresStores extends Stores {
   events: PostgresEventStore;
   db: Db;
@@ -254,6 +276,7 @@ export function postgresStores(db: Db, options: { snapshotRows?: number } = {}):
     search: new PostgresSearchIndex(db, { snapshotRows: options.snapshotRows ?? 0 }),
     insights: new PostgresInsightStore(db),
     directory: new PostgresSessionDirectory(db),
+    projections: new PostgresProjections(db),
     close: () => db.close(),
   };
 }

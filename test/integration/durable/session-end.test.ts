@@ -6,6 +6,7 @@ import { handler as profileHandler } from '../../../functions/http-profile-get.j
 import { handler as reflectionHandler } from '../../../functions/http-reflection-start.js';
 import { handler as contextHandler } from '../../../functions/http-context-get.js';
 import { handler as sessionHandler } from '../../../functions/http-session-get.js';
+import { handler as eventsHandler } from '../../../functions/http-session-events-list.js';
 import { handler as sbHandler } from '../../../functions/sb-turns-append.js';
 import { handler as idleHandler } from '../../../functions/timer-sessions-idle.js';
 import { appendTurns } from '../../../shared/application/append-turns.js';
@@ -77,8 +78,19 @@ describe('session end and long-term reflection (handlers + local durable runner)
     expect(done.history.filter((e) => e.EventType === 4 && e.Name === 'activity-session-reflect')).toHaveLength(1);
 
     const session = json(await sessionHandler(request('GET', `v1/users/${USER}/sessions/s1`, { params: { userId: USER, sessionId: 's1' } }), context('x')));
-    // Every turn is chunked (seq 13 is the SessionEndRequested event).
-    expect(session).toMatchObject({ status: 'completed', reflectionStatus: 'processed', lastSeq: 13, chunkedThroughSeq: 12 });
+    // Every turn (seqs 1-12) is chunked; the lifecycle follows them in the same stream.
+    expect(session).toMatchObject({ status: 'completed', reflectionStatus: 'processed', lastSeq: 19, pending: 0, chunkedThroughSeq: 12 });
+    const page = json(await eventsHandler(request('GET', `v1/users/${USER}/sessions/s1/events?after=12`, { params: { userId: USER, sessionId: 's1' } }), context('x')));
+    expect((page.events as { type: string; data: Record<string, unknown> }[]).map((e) => [e.type, e.data])).toEqual([
+      ['InteractionSummarised', expect.objectContaining({ fromSeq: 1, toSeq: 10, model: runtime.chat.model })],
+      ['SessionInitFixed', { profile: null, recentSessions: [] }],
+      ['SessionEndRequested', { reason: 'client' }],
+      ['InteractionSummarised', expect.objectContaining({ fromSeq: 11, toSeq: 12 })],
+      ['SessionSummarised', expect.objectContaining({ summary: expect.any(String), keyTopics: expect.any(Array) })],
+      ['SessionReflected', expect.objectContaining({ outcome: 'insight', insightIds: expect.any(Array) })],
+      ['SessionCompleted', { endedAt: expect.any(String) }],
+    ]);
+    expect(page.next).toBeNull();
     const stored = (await runtime.sessions.get({ userId: USER, sessionId: 's1' }))!.doc;
     expect(stored.summary).toBeTruthy();
     expect(stored.summaryVector).toHaveLength(runtime.embedder.dimensions);
@@ -201,7 +213,7 @@ describe('session end and long-term reflection (handlers + local durable runner)
     const idle = await runner.waitFor('session-end:idle-user:i1');
     expect(idle.status).toBe('completed');
     const events = await runtime.events.read({ userId: 'idle-user', sessionId: 'i1' }, 0);
-    expect(events.at(-1)).toMatchObject({ type: 'SessionEndRequested', data: { reason: 'idle' } });
+    expect(events.find((e) => e.type === 'SessionEndRequested')).toMatchObject({ data: { reason: 'idle' } });
   });
 
   it('answers 404 for unknown sessions, operations and profiles', async () => {

@@ -112,12 +112,16 @@ describe('cosmos-events-project (change-feed handler)', () => {
     expect(afterFirst[0]!.contentVector).toHaveLength(runtime.embedder.dimensions);
     expect(afterFirst[0]!.topics.length).toBeGreaterThan(0);
     const session = await runtime.sessions.get(key);
-    expect(session!.doc).toMatchObject({ chunkedThroughSeq: 20, projectedThroughSeq: 23, turnCount: 23 });
+    // 23 turns, then what the projection decided: two windows and the init block.
+    expect(session!.doc).toMatchObject({ chunkedThroughSeq: 20, projectedThroughSeq: 26, turnCount: 23 });
+    const lifecycle = async () => (await runtime.events.read(key, 23)).map((e) => e.type);
+    expect(await lifecycle()).toEqual(['InteractionSummarised', 'InteractionSummarised', 'SessionInitFixed']);
     expect(session!.doc.cumulativeSummary.length).toBeGreaterThan(0);
 
     await projectAll(); // the whole feed again: at-least-once delivery
     expect(await runtime.interactions.listBySession(key)).toEqual(afterFirst);
     expect((await runtime.sessions.get(key))!.doc).toEqual(session!.doc);
+    expect(await lifecycle()).toHaveLength(3);
   });
 
   it('rejects a document that is not an event, so the batch is retried instead of silently lost', async () => {
@@ -145,7 +149,7 @@ describe('http-session-get and http-context-get', () => {
 
     await projectAll();
     const after = json(await sessionHandler(request('GET', `v1/users/${key.userId}/sessions/${key.sessionId}`, { params: key }), context('http-session-get')));
-    expect(after).toMatchObject({ lastSeq: 12, projectedThroughSeq: 12, pending: 0, chunkedThroughSeq: 10 });
+    expect(after).toMatchObject({ lastSeq: 14, projectedThroughSeq: 14, pending: 0, chunkedThroughSeq: 10, turnCount: 12 });
     const projected = json(await contextHandler(request('GET', `v1/users/${key.userId}/sessions/${key.sessionId}/context?maxTokens=4000`, { params: key }), context('http-context-get')));
     expect((projected.sections as { turns: { seq: number }[] }).turns.map((t) => t.seq)).toEqual([8, 9, 10, 11, 12]);
     expect(projected.summaryCoversThroughSeq).toBe(10);

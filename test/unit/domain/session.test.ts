@@ -1,29 +1,125 @@
 import { describe, expect, it } from 'vitest';
-import { evolveSession, newSession } from '../../../shared/domain/session.js';
-import { turn } from '../../support/builders.js';
+import { SCHEMA_VERSION, type EventDraft, type MemoryEvent } from '../../../shared/contracts/events.js';
+import {
+  decideAggregation,
+  decideCompletion,
+  decideEnd,
+  decideInit,
+  decideInteraction,
+  decideReflection,
+  decideSummary,
+  foldSession,
+  newSession,
+  sessionOf,
+  windowsToSummarise,
+} from '../../../shared/domain/session.js';
+import { turn, turns } from '../../support/builders.js';
 
 const key = { userId: 'u1', sessionId: 's1' };
 const now = new Date('2026-01-01T00:00:00Z');
 
-describe('evolveSession', () => {
+/** A recorded lifecycle event at `seq`. */
+const recorded = (seq: number, draft: EventDraft): MemoryEvent =>
+  ({ ...draft, metadata: { schemaVersion: SCHEMA_VERSION, ...key, seq, recordedAt: new Date(Date.parse('2026-02-01T00:00:00Z') + seq * 1000).toISOString() } }) as MemoryEvent;
+
+const given = (...events: MemoryEvent[]) => sessionOf(key, events);
+const window = (fromSeq: number, toSeq: number) => ({ fromSeq, toSeq, turns: turns(fromSeq, toSeq) });
+const metadata = (n: number) => ({ summary: `summary ${n}`, topics: ['t'], entities: ['e'], cumulativeSummary: `so far ${n}` });
+const summarised = (seq: number, fromSeq: number, toSeq: number) => recorded(seq, decideInteraction(given(), window(fromSeq, toSeq), metadata(fromSeq), 'm')[0]!);
+const endRequested = (seq: number) => recorded(seq, { type: 'SessionEndRequested', data: { reason: 'client' } });
+
+describe('evolve (the session document as a fold of its events)', () => {
   it('given turns from two agents, counts them and records the agents once, in order of appearance', () => {
-    const s = evolveSession(newSession(key, now), [turn(1, 'a', { agentId: 'planner' }), turn(2, 'b', { agentId: 'coder' }), turn(3, 'c', { agentId: 'planner' })]);
+    const s = given(turn(1, 'a', { agentId: 'planner' }), turn(2, 'b', { agentId: 'coder' }), turn(3, 'c', { agentId: 'planner' }));
     expect(s).toMatchObject({ projectedThroughSeq: 3, turnCount: 3, agentIds: ['planner', 'coder'], startedAt: turn(1).data.timestamp, lastTurnAt: turn(3).data.timestamp });
   });
 
   it('given imported turns with old client timestamps, records activity by the service clock, not by the timestamps', () => {
     const imported = { ...turn(1, 'from 2023', { timestamp: '2023-05-08T13:56:00.000Z' }), metadata: { ...turn(1).metadata, recordedAt: '2026-01-01T10:00:00.000Z' } };
-    const s = evolveSession(newSession(key, now), [imported]);
-    expect(s).toMatchObject({ lastTurnAt: '2023-05-08T13:56:00.000Z', lastActivityAt: '2026-01-01T10:00:00.000Z' });
+    expect(given(imported)).toMatchObject({ lastTurnAt: '2023-05-08T13:56:00.000Z', lastActivityAt: '2026-01-01T10:00:00.000Z' });
   });
 
   it('given events it has already folded, changes nothing (re-delivery is harmless)', () => {
-    const once = evolveSession(newSession(key, now), [turn(1), turn(2)]);
-    expect(evolveSession(once, [turn(1), turn(2)])).toEqual(once);
+    const once = given(turn(1), turn(2));
+    expect(foldSession(once, [turn(1), turn(2)])).toEqual(once);
   });
 
-  it('given an end request, moves an active session to ending', () => {
-    const end = { type: 'SessionEndRequested' as const, data: { reason: 'client' as const }, metadata: turn(2).metadata };
-    expect(evolveSession(newSession(key, now), [turn(1), end]).status).toBe('ending');
+  it('given the same stream twice, gives the same document, times included (a rebuild reproduces it)', () => {
+    const stream = [...turns(1, 3), summarised(4, 1, 3), endRequested(5)];
+    expect(sessionOf(key, stream)).toEqual(sessionOf(key, stream));
+    expect(sessionOf(key, stream).updatedAt).toBe(stream.at(-1)!.metadata.recordedAt);
+  });
+
+  it('given the whole lifecycle, the session is summarised, reflected and completed with the recorded outputs', () => {
+    const s = given(
+      ...turns(1, 3),
+      recorded(4, { type: 'SessionInitFixed', data: { profile: { text: 'likes tea', version: 2 }, recentSessions: [] } }),
+      summarised(5, 1, 3),
+      endRequested(6),
+      recorded(7, { type: 'SessionSummarised', data: { summary: 'all of it', keyTopics: ['tea'], endedAt: turn(3).data.timestamp, model: 'm' } }),
+      recorded(8, { type: 'SessionReflected', data: { outcome: 'no-insight', insightIds: [], dropped: 0, model: 'm' } }),
+      recorded(9, { type: 'SessionAggregated', data: { sessionIds: ['s0', 's1'], insightIds: ['i1'] } }),
+      recorded(10, { type: 'SessionCompleted', data: { endedAt: '2030-01-01T00:00:00.000Z' } }),
+    );
+    expect(s).toMatchObject({
+      status: 'completed',
+      reflectionStatus: 'processed',
+      chunkedThroughSeq: 3,
+      cumulativeSummary: 'so far 1',
+      summary: 'all of it',
+      keyTopics: ['tea'],
+      endedAt: turn(3).data.timestamp,
+      init: { profile: 'likes tea', recentSessions: [] },
+      projectedThroughSeq: 10,
+    });
+  });
+});
+
+describe('decisions (given events, when a command, then the events to append)', () => {
+  it('end: an active session records the request; an ending or completed one records nothing', () => {
+    expect(decideEnd(given(turn(1)), 'idle')).toEqual([{ type: 'SessionEndRequested', data: { reason: 'idle' } }]);
+    expect(decideEnd(given(turn(1), endRequested(2)), 'client')).toEqual([]);
+  });
+
+  it('windows: full windows after the checkpoint; the trailing partial one only once the session ends', () => {
+    const state = given(...turns(1, 12), summarised(13, 1, 5));
+    const stream = turns(1, 12);
+    expect(windowsToSummarise(state, stream, 5, false).map((w) => [w.fromSeq, w.toSeq])).toEqual([[6, 10]]);
+    expect(windowsToSummarise(state, stream, 5, true).map((w) => [w.fromSeq, w.toSeq])).toEqual([[6, 10], [11, 12]]);
+  });
+
+  it('interaction: the model output is recorded with the window; a window already covered records nothing', () => {
+    const state = given(...turns(1, 10), summarised(11, 1, 5));
+    expect(decideInteraction(state, window(6, 10), metadata(6), 'gpt')).toEqual([
+      { type: 'InteractionSummarised', data: { fromSeq: 6, toSeq: 10, summary: 'summary 6', topics: ['t'], entities: ['e'], cumulativeSummary: 'so far 6', model: 'gpt' } },
+    ]);
+    expect(decideInteraction(state, window(1, 5), metadata(1), 'gpt')).toEqual([]);
+  });
+
+  it('init: fixed once, when the session has a turn', () => {
+    expect(decideInit(newSession(key, now), null, [])).toEqual([]);
+    expect(decideInit(given(turn(1)), { text: 'p', version: 3 }, [])).toEqual([{ type: 'SessionInitFixed', data: { profile: { text: 'p', version: 3 }, recentSessions: [] } }]);
+    expect(decideInit(given(turn(1), recorded(2, { type: 'SessionInitFixed', data: { profile: null, recentSessions: [] } })), null, [])).toEqual([]);
+  });
+
+  it('summary: ends at the last turn; recorded once', () => {
+    const [event] = decideSummary(given(turn(1), turn(2), endRequested(3)), { summary: 's', keyTopics: [] }, 'm', now);
+    expect(event).toEqual({ type: 'SessionSummarised', data: { summary: 's', keyTopics: [], endedAt: turn(2).data.timestamp, model: 'm' } });
+    expect(decideSummary(given(turn(1), recorded(2, event!)), { summary: 'again', keyTopics: [] }, 'm', now)).toEqual([]);
+  });
+
+  it('reflection: insight ids make an insight outcome, none a no-insight one; recorded once; aggregation only after no-insight', () => {
+    const ended = given(turn(1), endRequested(2));
+    expect(decideReflection(ended, ['i1'], 1, 'm')).toEqual([{ type: 'SessionReflected', data: { outcome: 'insight', insightIds: ['i1'], dropped: 1, model: 'm' } }]);
+    const noInsight = recorded(3, decideReflection(ended, [], 0, 'm')[0]!);
+    expect(decideReflection(given(turn(1), endRequested(2), noInsight), ['i2'], 0, 'm')).toEqual([]);
+    expect(decideAggregation(given(turn(1), endRequested(2), noInsight), ['s1', 's2'], ['a1'])).toHaveLength(1);
+    expect(decideAggregation(ended, ['s1', 's2'], ['a1'])).toEqual([]);
+  });
+
+  it('completion: at the summary end time; nothing for a completed session', () => {
+    const done = decideCompletion(given(turn(1), endRequested(2)), now);
+    expect(done).toEqual([{ type: 'SessionCompleted', data: { endedAt: turn(1).data.timestamp } }]);
+    expect(decideCompletion(given(turn(1), recorded(2, done[0]!)), now)).toEqual([]);
   });
 });
