@@ -1,5 +1,11 @@
-/** Reciprocal rank fusion (Cormack et al., 2009): score = Σ weight / (k + rank), rank starting at 1. */
-export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number }[], key: (item: T) => string, k = 60): { item: T; score: number }[] {
+/** The usual RRF constant (Cormack et al., 2009): it damps the lead of the very first ranks. */
+export const RRF_K = 60;
+
+/**
+ * Reciprocal rank fusion (Cormack et al., 2009): score = Σ weight / (k + rank), rank starting at 1; an item is keyed
+ * by `key`, and keeps the first instance seen. Best first; equal scores keep the order in which items were first seen.
+ */
+export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number }[], key: (item: T) => string, k = RRF_K): { item: T; score: number }[] {
   const fused = new Map<string, { item: T; score: number }>();
   for (const { items, weight = 1 } of lists) {
     items.forEach((item, index) => {

@@ -4,6 +4,7 @@ import { openPglite, openPostgres } from '../adapters/postgres/db.js';
 import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
 import { assertOneEmbeddingModel, ensureVectorIndexes } from '../adapters/postgres/search.js';
+import { SnapshotSearchIndex } from '../adapters/postgres/search-snapshot.js';
 import { createLocalModels } from '../adapters/local-models/index.js';
 import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
@@ -64,8 +65,10 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
   await migrate(db);
   await assertOneEmbeddingModel(db, embeddingModel);
   await ensureVectorIndexes(db, embeddingModel, s.EMBEDDING_DIMENSIONS);
-  const stores = postgresStores(db, { snapshotRows: db.kind === 'pglite' ? s.SEARCH_SNAPSHOT_ROWS : 0 });
-  return { backend: db.kind, changeFeed: stores.events, ...stores, artifacts: new PostgresArtifactStore(db) };
+  const stores = postgresStores(db);
+  // PGlite ranks in process up to SEARCH_SNAPSHOT_ROWS rows (search-snapshot.ts); a PostgreSQL server always in SQL.
+  const search = db.kind === 'pglite' && s.SEARCH_SNAPSHOT_ROWS > 0 ? new SnapshotSearchIndex(db, stores.search, { maxRows: s.SEARCH_SNAPSHOT_ROWS }) : stores.search;
+  return { backend: db.kind, changeFeed: stores.events, ...stores, search, artifacts: new PostgresArtifactStore(db) };
 }
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {

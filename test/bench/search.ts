@@ -27,6 +27,7 @@ import { searchFacts } from '../../shared/application/search-facts.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import type { Db } from '../../shared/adapters/postgres/db.js';
 import { ensureVectorIndexes, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { SnapshotSearchIndex } from '../../shared/adapters/postgres/search-snapshot.js';
 import type { SearchIndex } from '../../shared/application/search-ports.js';
 import { createRuntime, type Runtime } from '../../shared/platform/composition.js';
 import { loadSettings } from '../../shared/platform/config.js';
@@ -153,7 +154,7 @@ export async function benchSearch(): Promise<Record<string, number>> {
       // N turns and N interactions: held in a snapshot when 2N rows fit.
       if (2 * size <= runtime.settings.SEARCH_SNAPSHOT_ROWS) {
         // A fresh index builds the user's snapshot on its first search: the cost after a restart, and its memory.
-        const cold = new PostgresSearchIndex(db, { snapshotRows: runtime.settings.SEARCH_SNAPSHOT_ROWS });
+        const cold = new SnapshotSearchIndex(db, new PostgresSearchIndex(db), { maxRows: runtime.settings.SEARCH_SNAPSHOT_ROWS });
         const held = () => {
           collectGarbage();
           return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;

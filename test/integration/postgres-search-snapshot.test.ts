@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
 import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.js';
 import { PostgresSearchIndex, windowBm25Sql } from '../../shared/adapters/postgres/search.js';
-import { forEachTerm } from '../../shared/adapters/postgres/search-snapshot.js';
+import { forEachTerm, SnapshotSearchIndex } from '../../shared/adapters/postgres/search-snapshot.js';
 import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
-import type { IndexedTurn, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
+import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
+import { createRuntime } from '../../shared/platform/composition.js';
+import { loadSettings } from '../../shared/platform/config.js';
 import { rng } from '../support/random.js';
 
 const MODEL = 'test-model';
@@ -92,16 +94,19 @@ const LISTS = [
   ['interactions', 'summaryVector'],
 ] as const;
 
+/** As composition builds it for PGlite: snapshots in front of the SQL index over the same database. */
+const snapshots = (db: Db, maxRows: number) => new SnapshotSearchIndex(db, new PostgresSearchIndex(db), { maxRows });
+
 const keys = (hits: (TurnHit | WindowHit)[]) => hits.map((h) => (h.kind === 'turn' ? `${h.sessionId}#${h.seq}` : h.id));
 
-async function ranked(search: PostgresSearchIndex, query: SearchQuery, list: (typeof LISTS)[number]) {
+async function ranked(search: SearchIndex, query: SearchQuery, list: (typeof LISTS)[number]) {
   return list[0] === 'turns' ? search.turns(query, list[1]) : search.interactions(query, list[1]);
 }
 
 describe('in-process search snapshots (PGlite)', () => {
   it('rank every list as the SQL does: BM25 over turns and windows, exact cosine, with the filters', async () => {
     const { db, sql, vector } = await corpus();
-    const snapshot = new PostgresSearchIndex(db, { snapshotRows: 10_000 });
+    const snapshot = snapshots(db, 10_000);
     for (const text of QUERIES) {
       for (const filters of FILTERS) {
         const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters };
@@ -150,7 +155,7 @@ describe('in-process search snapshots (PGlite)', () => {
   it('see the writes made after they were built: new rows, rewritten rows and deleted rows', async () => {
     const { db, sql, write, vector } = await corpus(['u'], 40);
     const { db: recorded, log } = recording(db);
-    const snapshot = new PostgresSearchIndex(recorded, { snapshotRows: 10_000 });
+    const snapshot = snapshots(recorded, 10_000);
     const same = async (text: string) => {
       const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 200, filters: {} };
       for (const list of LISTS) expect(keys(await ranked(snapshot, query, list)), `${list.join(' ')} "${text}"`).toEqual(keys(await ranked(sql, query, list)));
@@ -191,7 +196,7 @@ describe('in-process search snapshots (PGlite)', () => {
     const { db } = await corpus(['big', 'a', 'b'], 40);
     const { db: recorded, log } = recording(db);
     // 40 turns and 10 windows a user: at most 80 rows counted before loading, 50 held.
-    const snapshot = new PostgresSearchIndex(recorded, { snapshotRows: 90 });
+    const snapshot = snapshots(recorded, 90);
     const search = (userId: string) => snapshot.turns({ userId, text: 'painting', limit: 5, filters: {} }, 'fulltext');
     const count = (pattern: RegExp) => log.filter((s) => pattern.test(s)).length;
     expect(await search('a')).toHaveLength(5);
@@ -204,7 +209,7 @@ describe('in-process search snapshots (PGlite)', () => {
     await search('a'); // evicted when b came in (90 rows at most): loaded again
     expect(count(/rev > \$2/)).toBe(6);
 
-    const tooBig = new PostgresSearchIndex(recorded, { snapshotRows: 60 });
+    const tooBig = snapshots(recorded, 60);
     expect(await tooBig.turns({ userId: 'big', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toHaveLength(5);
     expect(count(/memory_turn_terms/)).toBe(1); // the SQL BM25
     expect(count(/rev > \$2/)).toBe(6);
@@ -217,7 +222,7 @@ describe('in-process search snapshots (PGlite)', () => {
     expect(await db.query(`SELECT user_id, docs::int, total_len::int FROM interaction_stats ORDER BY 1`)).toEqual(
       await db.query(`SELECT user_id, count(*)::int AS docs, sum(tsvector_tokens(tsv))::int AS total_len FROM interactions GROUP BY 1 ORDER BY 1`),
     );
-    const snapshot = new PostgresSearchIndex(db, { snapshotRows: 10_000 });
+    const snapshot = snapshots(db, 10_000);
     for (const text of QUERIES) {
       const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters: {} };
       for (const list of LISTS) expect(keys(await ranked(snapshot, query, list)), `${list.join(' ')} "${text}"`).toEqual(keys(await ranked(sql, query, list)));
@@ -248,6 +253,24 @@ describe('in-process search snapshots (PGlite)', () => {
 
   it('are refused for a PostgreSQL server, where revisions need not commit in order', async () => {
     const db = { kind: 'postgres' } as unknown as Db;
-    expect(() => new PostgresSearchIndex(db, { snapshotRows: 100 })).toThrow(/need PGlite/);
+    expect(() => snapshots(db, 100)).toThrow(/need PGlite/);
+  });
+
+  it('are the search index composition chooses for PGlite, unless SEARCH_SNAPSHOT_ROWS is 0', async () => {
+    for (const [rows, index] of [
+      ['25000', SnapshotSearchIndex],
+      ['0', PostgresSearchIndex],
+    ] as const) {
+      const runtime = await createRuntime(loadSettings({ MEMORY_DATA_DIR: 'memory://', SEARCH_SNAPSHOT_ROWS: rows }));
+      try {
+        expect(runtime.search, `SEARCH_SNAPSHOT_ROWS=${rows}`).toBeInstanceOf(index);
+      } finally {
+        await runtime.close();
+      }
+    }
+  }, 60_000);
+
+  it('are no longer an option of the SQL index: asking it for them fails rather than ranking in SQL unawares', () => {
+    expect(() => new PostgresSearchIndex({ kind: 'pglite' } as unknown as Db, { snapshotRows: 100 })).toThrow(/SnapshotSearchIndex/);
   });
 });

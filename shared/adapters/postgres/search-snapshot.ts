@@ -1,5 +1,5 @@
 import type { Retriever } from '../../contracts/facts.js';
-import type { SearchFilters, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
+import type { IndexedTurn, SearchFilters, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import type { Db } from './db.js';
 import { BM25 } from '../../domain/ranking.js';
 import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
@@ -16,7 +16,51 @@ import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type Wi
  * rewritten or the user had rows deleted. Revisions are in commit order only when one connection writes, as with
  * PGlite, so snapshots are for PGlite alone (a PostgreSQL server ranks in SQL). Snapshots are kept for the most
  * recently searched users up to a total of `maxRows` rows; a user larger than that is ranked in SQL.
+ *
+ * SnapshotSearchIndex is the SearchIndex that composition chooses for PGlite when SEARCH_SNAPSHOT_ROWS > 0; it ranks
+ * from SearchSnapshots and leaves writes, and users too large to hold, to the SQL index it is given.
  */
+export class SnapshotSearchIndex implements SearchIndex {
+  private readonly snapshots: SearchSnapshots;
+
+  /**
+   * `sql`: the SQL index over the same database (PostgresSearchIndex), which writes the rows the snapshots load and
+   * ranks the users they do not hold. `maxRows`: the rows held in all, over the most recently searched users.
+   */
+  constructor(
+    db: Db,
+    private readonly sql: SearchIndex,
+    { maxRows }: { maxRows: number },
+  ) {
+    if (db.kind !== 'pglite') throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
+    this.snapshots = new SearchSnapshots(db, maxRows);
+  }
+
+  indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
+    return this.sql.indexTurns(turns);
+  }
+
+  speakers(userId: string): Promise<string[]> {
+    return this.sql.speakers(userId);
+  }
+
+  async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
+    const snapshot = await this.snapshots.of(query.userId);
+    return snapshot ? snapshot.searchTurns(query, retriever, await this.lexemes(query, retriever)) : this.sql.turns(query, retriever);
+  }
+
+  async interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
+    const snapshot = await this.snapshots.of(query.userId);
+    return snapshot ? snapshot.searchWindows(query, retriever, await this.lexemes(query, retriever)) : this.sql.interactions(query, retriever);
+  }
+
+  /** Only full text needs the query's lexemes; the vector rankings do not wait for them. */
+  private lexemes(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<string[]> {
+    return retriever === 'fulltext' ? this.snapshots.lexemes(query) : Promise.resolve([]);
+  }
+}
+
+/** Users' snapshots, brought up to date before each search; see SnapshotSearchIndex. */
 export class SearchSnapshots {
   private readonly snapshots = new Map<string, UserSnapshot>();
   private readonly refreshing = new Map<string, Promise<UserSnapshot | null>>();

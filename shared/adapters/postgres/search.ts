@@ -4,7 +4,6 @@ import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '
 import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
 import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
-import { SearchSnapshots } from './search-snapshot.js';
 
 /**
  * A user with at most this many turns is searched by exact scan, turns and interactions alike (interactions are windows
@@ -119,24 +118,27 @@ interface NearestSpec {
 /** PGlite analyzes the search tables once this many turns have been indexed, then each time they double. */
 const ANALYZE_FIRST_AFTER_TURNS = 1_000;
 
+/**
+ * The search index on PostgreSQL: every ranked list is one SQL statement. On PGlite, composition may put a
+ * SnapshotSearchIndex (search-snapshot.ts) in front of it, which ranks in process and leaves the writes to this one.
+ */
 export class PostgresSearchIndex implements SearchIndex {
   private readonly exactScanMaxRows: number;
-  private readonly snapshots: SearchSnapshots | undefined;
   /** Turns indexed by this process: in all, and when the tables were last analyzed (PGlite). */
   private indexed = 0;
   private analyzedAt = 0;
 
   /**
-   * `snapshotRows` > 0 ranks users in memory (search-snapshot.ts), up to that many rows in all: for PGlite only.
-   * `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows.
+   * `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows. `snapshotRows` is
+   * only still accepted because `postgresStores` passes it (0): in-process ranking is SnapshotSearchIndex, chosen in
+   * composition, and a non-zero value is refused rather than ignored.
    */
   constructor(
     private readonly db: Db,
-    options: { snapshotRows?: number; exactScanMaxRows?: number } = {},
+    options: { exactScanMaxRows?: number; snapshotRows?: number } = {},
   ) {
+    if (options.snapshotRows) throw new Error('PostgresSearchIndex ranks in SQL: in-process snapshots are SnapshotSearchIndex (search-snapshot.ts), chosen in composition');
     this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
-    if (options.snapshotRows && db.kind !== 'pglite') throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
-    this.snapshots = options.snapshotRows ? new SearchSnapshots(db, options.snapshotRows) : undefined;
   }
 
   /**
@@ -217,10 +219,6 @@ export class PostgresSearchIndex implements SearchIndex {
     await this.db.exec('ANALYZE memory_turns, memory_turn_terms, memory_turn_stats, interactions');
   }
 
-  private lexemesFor(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<string[]> {
-    return retriever === 'fulltext' ? this.snapshots!.lexemes(query) : Promise.resolve([]);
-  }
-
   /** Kept with the BM25 statistics by indexTurns: one primary-key read. */
   async speakers(userId: string): Promise<string[]> {
     const [row] = await this.db.query<{ speakers: string[] }>('SELECT speakers FROM memory_turn_stats WHERE user_id = $1', [userId]);
@@ -228,8 +226,6 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
-    const snapshot = await this.snapshots?.of(query.userId);
-    if (snapshot) return snapshot.searchTurns(query, retriever, await this.lexemesFor(query, retriever));
     const filters = (params: unknown[]) => filterSql(query, params, 't', 't.occurred_at', 't.agent_id = $?');
     let rows: TurnRow[];
     if (retriever === 'vector') {
@@ -249,8 +245,6 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
-    const snapshot = await this.snapshots?.of(query.userId);
-    if (snapshot) return snapshot.searchWindows(query, retriever, await this.lexemesFor(query, retriever));
     const time = `(i.doc->>'startedAt')::timestamptz`;
     const agent = `i.doc->'agentIds' ? $?`;
     let rows: WindowRow[];

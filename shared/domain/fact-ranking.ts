@@ -1,0 +1,156 @@
+import type { Fact, FactSearchResult, FactSource, Retriever } from '../contracts/facts.js';
+import { reciprocalRankFusion, RRF_K } from './ranking.js';
+import { isWithin, type Period } from './time-expressions.js';
+import { countTokens } from './tokens.js';
+
+/**
+ * How fact search ranks what the stores found: pure policy over ranked lists. The use case (search-facts.ts) gathers
+ * one list per source, granularity and retriever; `rankFacts` fuses them with reciprocal rank fusion, applies the
+ * query's hints as boosts, and `packFacts` cuts the result by topK, minScore and a token budget.
+ */
+
+/** A fact before ranking: everything but its score and its tokens. */
+export type FactDraft = Omit<Fact, 'score' | 'tokens'>;
+
+/** What ranked a list: a retriever, or (interactions only) the vector of their summaries. */
+export type Ranking = Retriever | 'summaryVector';
+
+/** One ranked list, best first, and the ranking that made it (its weight in the fusion). */
+export interface RankedList<T> {
+  ranking: Ranking;
+  items: readonly T[];
+}
+
+/** A turn's fact, with what the policy reads: where the turn is (for its window's score) and who said it. */
+export interface TurnCandidate {
+  fact: FactDraft;
+  sessionId: string;
+  seq: number;
+  speaker: string;
+}
+
+/** An interaction's fact, with the turns it covers (their window's score lends to them). */
+export interface WindowCandidate {
+  fact: FactDraft;
+  sessionId: string;
+  seqRange: readonly [number, number];
+}
+
+/** Everything a fact search found, one list per source, granularity and ranking. */
+export interface FactCandidates {
+  turns: readonly RankedList<TurnCandidate>[];
+  /** Interactions: ranked as facts of their own (when asked for) and lending their score to their turns. */
+  interactions: readonly RankedList<WindowCandidate>[];
+  /** Artifacts, best word match first (one list: they are ranked by word match only). */
+  artifacts: readonly FactDraft[];
+  insights: readonly RankedList<FactDraft>[];
+  sessionSummaries: readonly RankedList<FactDraft>[];
+}
+
+/** What the query itself says: whose turns it is about and which period. Boosts, not filters (a parse can be wrong). */
+export interface QueryHints {
+  /** The one participant the query names (participants.ts `namedParticipant`). */
+  namedSpeaker?: string | undefined;
+  /** The period the query names (time-expressions.ts `periodNamedIn`). */
+  period?: Period | undefined;
+}
+
+export interface RankedFact {
+  fact: FactDraft;
+  score: number;
+}
+
+/** Candidates fetched per ranked list before fusion: at least this many, and three times the facts asked for. */
+const POOL = 100;
+export const candidatePool = (topK: number): number => Math.max(POOL, topK * 3);
+
+/**
+ * Weight of each ranking in the fusion. Full text leads: on LoCoMo turn retrieval BM25 alone beats the offline
+ * sentence encoder alone by a wide margin (see README, Fact search), and an equal vote lets weak vector ranks dilute it.
+ */
+export const RANKING_WEIGHTS: Readonly<Record<Ranking, number>> = { fulltext: 1, vector: 0.35, summaryVector: 0.35 };
+/**
+ * How much a window's fused score lends to each of its turns: a turn in a matching stretch of conversation is more
+ * likely relevant. Full weight measured slightly better on LoCoMo than half (R@10 +0.004, R@25 +0.002 in-memory).
+ */
+export const WINDOW_TO_TURN_WEIGHT = 1;
+/**
+ * A query that names exactly one participant ("what does Melanie do to relax?") is mostly about what that participant
+ * said, so their turns score this much higher. On LoCoMo this lifted R@10 by about 0.03 (README, Fact search).
+ */
+export const NAMED_SPEAKER_BOOST = 0.3;
+/**
+ * A query that names a period ("last May", "in July 2023") is about what happened then: facts from that period score
+ * this much higher. A boost, not a filter (`from`/`to` filter), since a parse can be wrong. LoCoMo: R@10 +0.01.
+ */
+export const NAMED_PERIOD_BOOST = 1;
+/**
+ * Weight of the insight and session-summary rankings, times RANKING_WEIGHTS, on the same RRF scale as turns and
+ * windows. An insight is one distilled statement about the user, as precise as a turn: full weight. A session summary
+ * covers a whole session and matches many questions loosely: half weight, so it does not crowd out the turns and
+ * windows that state the fact (the agent's `search_session_summaries` tool ranks summaries alone). Not yet measured.
+ */
+export const SOURCE_WEIGHTS = { insights: 1, sessionSummaries: 0.5 } as const;
+
+const turnKey = (sessionId: string, seq: number) => `${sessionId}#${seq}`;
+
+const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weight = 1) =>
+  reciprocalRankFusion(lists.map(({ ranking, items }) => ({ items, weight: weight * RANKING_WEIGHTS[ranking] })), key);
+
+/**
+ * Every fact of the sources asked for, best first. Each granularity's lists are fused with reciprocal rank fusion
+ * (RANKING_WEIGHTS; insights and session summaries times SOURCE_WEIGHTS); a turn also inherits its window's fused
+ * score (WINDOW_TO_TURN_WEIGHT) and, said by the named speaker, scores NAMED_SPEAKER_BOOST higher. Artifacts take
+ * the RRF score of their rank in their one list. Any fact from the named period then scores NAMED_PERIOD_BOOST higher.
+ * Interactions lend their score to turns even when they are not asked for as facts. Equal scores keep this order:
+ * turns, interactions, artifacts, insights, session summaries, each best first.
+ */
+export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactSource>, hints: QueryHints = {}): RankedFact[] {
+  const windows = fuse(candidates.interactions, (w) => w.fact.id);
+  const facts: RankedFact[] = [];
+  if (sources.has('turns')) {
+    const windowScoreByTurn = new Map<string, number>();
+    for (const { item, score } of windows) {
+      for (let seq = item.seqRange[0]; seq <= item.seqRange[1]; seq++) windowScoreByTurn.set(turnKey(item.sessionId, seq), score);
+    }
+    for (const { item, score } of fuse(candidates.turns, (t) => turnKey(t.sessionId, t.seq))) {
+      const boost = WINDOW_TO_TURN_WEIGHT * (windowScoreByTurn.get(turnKey(item.sessionId, item.seq)) ?? 0);
+      facts.push({ fact: item.fact, score: (score + boost) * (item.speaker === hints.namedSpeaker ? 1 + NAMED_SPEAKER_BOOST : 1) });
+    }
+  }
+  if (sources.has('interactions')) for (const { item, score } of windows) facts.push({ fact: item.fact, score });
+  // Ranked by word match alone; the same RRF scale puts them among the conversation facts.
+  if (sources.has('artifacts')) candidates.artifacts.forEach((fact, index) => facts.push({ fact, score: 1 / (RRF_K + index + 1) }));
+  if (sources.has('insights')) for (const { item, score } of fuse(candidates.insights, (f) => f.id, SOURCE_WEIGHTS.insights)) facts.push({ fact: item, score });
+  if (sources.has('sessionSummaries')) for (const { item, score } of fuse(candidates.sessionSummaries, (f) => f.id, SOURCE_WEIGHTS.sessionSummaries)) facts.push({ fact: item, score });
+  const { period } = hints;
+  if (period) for (const f of facts) if (isWithin(period, f.fact.timestamp)) f.score *= 1 + NAMED_PERIOD_BOOST;
+  return facts.sort((a, b) => b.score - a.score);
+}
+
+/** How many facts an answer holds: at most `topK`, none below `minScore` (normalised, best = 1), within `maxTokens`. */
+export interface PackLimits {
+  topK: number;
+  minScore: number;
+  maxTokens?: number | undefined;
+}
+
+/**
+ * The answer: the best facts in order, scores normalised so the best scores 1. The first fact below `minScore` ends
+ * it (the rest score lower); a fact that would pass `maxTokens` is skipped and smaller ones after it may still fit.
+ */
+export function packFacts(ranked: readonly RankedFact[], { topK, minScore, maxTokens }: PackLimits): FactSearchResult {
+  const best = ranked[0]?.score ?? 1;
+  const facts: Fact[] = [];
+  let tokens = 0;
+  for (const { fact, score } of ranked) {
+    if (facts.length >= topK) break;
+    const normalised = score / best;
+    if (normalised < minScore) break;
+    const factTokens = countTokens(fact.text);
+    if (maxTokens !== undefined && tokens + factTokens > maxTokens) continue;
+    tokens += factTokens;
+    facts.push({ ...fact, score: Number(normalised.toFixed(4)), tokens: factTokens });
+  }
+  return { facts, tokens };
+}
