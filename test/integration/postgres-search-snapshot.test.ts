@@ -269,8 +269,4 @@ describe('in-process search snapshots (PGlite)', () => {
       }
     }
   }, 60_000);
-
-  it('are no longer an option of the SQL index: asking it for them fails rather than ranking in SQL unawares', () => {
-    expect(() => new PostgresSearchIndex({ kind: 'pglite' } as unknown as Db, { snapshotRows: 100 })).toThrow(/SnapshotSearchIndex/);
-  });
 });

@@ -47,6 +47,42 @@ export function describeStoreContract(name: string, open: () => Promise<Stores>)
         expect((await stores.events.read(key, 0)).length).toBe(3);
       });
 
+      it('records a lifecycle event once: a second writer of the same decision gets the first seq back', async () => {
+        const key = freshKey();
+        const summary = (text: string) => ({ type: 'SessionSummarised' as const, data: { summary: text, keyTopics: [], endedAt: at.toISOString(), model: 'm' } });
+        await stores.events.append(key, [turnDraft('a')], at);
+        expect(await stores.events.append(key, [summary('first')], at)).toEqual([{ seq: 2, duplicate: false }]);
+        expect(await stores.events.append(key, [summary('second')], at)).toEqual([{ seq: 2, duplicate: true }]);
+        expect((await stores.events.read(key, 0)).map((e) => e.type === 'SessionSummarised' && e.data.summary)).toEqual([false, 'first']);
+      });
+
+      it('refuses turns once the end request is recorded (session_ended), yet answers a repeated turn and takes lifecycle events', async () => {
+        const key = freshKey();
+        const end = { type: 'SessionEndRequested' as const, data: { reason: 'client' as const } };
+        await stores.events.append(key, [turnDraft('a'), end], at);
+        await expect(stores.events.append(key, [turnDraft('late')], at)).rejects.toMatchObject({ code: 'session_ended' });
+        await expect(stores.events.append(key, [end, turnDraft('late')], at)).rejects.toMatchObject({ code: 'session_ended' });
+        expect(await stores.events.append(key, [turnDraft('a')], at)).toEqual([{ seq: 1, turnId: 'a', duplicate: true }]);
+        expect(await stores.events.append(key, [end], at)).toEqual([{ seq: 2, duplicate: true }]);
+        expect(await stores.events.append(key, [{ type: 'SessionCompleted', data: { endedAt: at.toISOString() } }], at)).toEqual([{ seq: 3, duplicate: false }]);
+        expect(await stores.events.lastSeq(key)).toBe(3);
+      });
+
+      it('lists the sessions that have events, of one user or of all', async () => {
+        const key = freshKey();
+        await stores.events.append(key, [turnDraft('a')], at);
+        await stores.events.append({ ...key, sessionId: 'sess.2' }, [turnDraft('b')], at);
+        expect(await stores.events.sessions(key.userId)).toEqual([key, { ...key, sessionId: 'sess.2' }]);
+        expect(await stores.events.sessions()).toEqual(expect.arrayContaining([key, { ...key, sessionId: 'sess.2' }]));
+      });
+
+      it('reads the last turns before a seq, skipping lifecycle events', async () => {
+        const key = freshKey();
+        await stores.events.append(key, [turnDraft('a'), turnDraft('b'), { type: 'SessionEndRequested', data: { reason: 'idle' } }, { type: 'SessionCompleted', data: { endedAt: at.toISOString() } }], at);
+        expect((await stores.events.readLastTurns(key, 2, 5)).map((t) => t.data.turnId)).toEqual(['a', 'b']);
+        expect((await stores.events.readLastTurns(key, 5, 2)).map((t) => t.data.turnId)).toEqual(['a']);
+      });
+
       it('keeps seqs gapless and unique under concurrent appends to one session', async () => {
         const key = freshKey();
         const clients = Array.from({ length: 8 }, (_, c) =>

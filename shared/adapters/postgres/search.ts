@@ -128,16 +128,11 @@ export class PostgresSearchIndex implements SearchIndex {
   private indexed = 0;
   private analyzedAt = 0;
 
-  /**
-   * `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows. `snapshotRows` is
-   * only still accepted because `postgresStores` passes it (0): in-process ranking is SnapshotSearchIndex, chosen in
-   * composition, and a non-zero value is refused rather than ignored.
-   */
+  /** `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows. */
   constructor(
     private readonly db: Db,
-    options: { exactScanMaxRows?: number; snapshotRows?: number } = {},
+    options: { exactScanMaxRows?: number } = {},
   ) {
-    if (options.snapshotRows) throw new Error('PostgresSearchIndex ranks in SQL: in-process snapshots are SnapshotSearchIndex (search-snapshot.ts), chosen in composition');
     this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
   }
 

@@ -266,14 +266,14 @@ export interface PostgresStores extends Stores {
   db: Db;
 }
 
-/** `snapshotRows`: PGlite's in-process search snapshots (PostgresSearchIndex); 0 or absent ranks in SQL. */
-export function postgresStores(db: Db, options: { snapshotRows?: number } = {}): PostgresStores {
+/** The PostgreSQL store ports; `search` ranks in SQL (composition may put PGlite's SnapshotSearchIndex in front). */
+export function postgresStores(db: Db): PostgresStores {
   return {
     db,
     events: new PostgresEventStore(db),
     sessions: new PostgresSessionStore(db),
     interactions: new PostgresInteractionStore(db),
-    search: new PostgresSearchIndex(db, { snapshotRows: options.snapshotRows ?? 0 }),
+    search: new PostgresSearchIndex(db),
     insights: new PostgresInsightStore(db),
     directory: new PostgresSessionDirectory(db),
     projections: new PostgresProjections(db),
