@@ -19,6 +19,13 @@ export function fullWindows(turnsAfterCheckpoint: readonly TurnAppended[], k: nu
   return windows;
 }
 
+/**
+ * The turns a session summary (or a session's insight) stands for: seqs start at 1 and the final prune (before summary
+ * and reflection) chunks through the last turn. Undefined while nothing is chunked.
+ */
+export const sessionSeqRange = (chunkedThroughSeq: number | null | undefined): [number, number] | undefined =>
+  typeof chunkedThroughSeq === 'number' && chunkedThroughSeq >= 1 ? [1, chunkedThroughSeq] : undefined;
+
 export const padSeq = (seq: number): string => String(seq).padStart(10, '0');
 
 /** The same window always gets the same id, so a re-delivered change never duplicates an interaction. */
