@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ARTIFACT_TTL_MAX_SECONDS, ARTIFACT_TTL_MIN_SECONDS, TTL_CLASSES, type TtlClass as TtlClassName } from '../domain/retention.js';
 import { Id } from './ids.js';
 
 /** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
@@ -9,8 +8,13 @@ export const ArtifactKey = Id;
 export const ContentKind = z.enum(['json', 'log', 'html', 'code', 'text']);
 export type ContentKind = z.infer<typeof ContentKind>;
 
-/** The design's TTL classes (working 30 min, session 2 h, episodic 7 d, semantic permanent). */
-export const TtlClass = z.enum(Object.keys(TTL_CLASSES) as [TtlClassName, ...TtlClassName[]]);
+/** The design's TTL classes (working 30 min, session 2 h, episodic 7 d, semantic permanent); `TTL_CLASSES` in domain/retention.ts holds their lifetimes. */
+export const TtlClass = z.enum(['working', 'session', 'episodic', 'semantic']);
+export type TtlClass = z.infer<typeof TtlClass>;
+
+/** The bounds of an artifact's own `ttlSeconds`: a minute to a year (longer-lived memory is `semantic`, permanent). */
+export const ARTIFACT_TTL_MIN_SECONDS = 60;
+export const ARTIFACT_TTL_MAX_SECONDS = 365 * 24 * 60 * 60;
 
 const Tag = z.string().regex(/^[A-Za-z0-9._:/-]{1,64}$/, 'tags match [A-Za-z0-9._:/-]{1,64}');
 

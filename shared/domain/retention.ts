@@ -1,3 +1,4 @@
+import type { TtlClass as TtlClassName } from '../contracts/artifacts.js';
 import type { InsightStatus } from '../contracts/insights.js';
 
 export const MINUTE_SECONDS = 60;
@@ -13,7 +14,7 @@ export const TTL_CLASSES = {
   session: 2 * HOUR_SECONDS,
   episodic: 7 * DAY_SECONDS,
   semantic: null,
-} as const satisfies Record<string, number | null>;
+} as const satisfies Record<TtlClassName, number | null>;
 export type TtlClass = keyof typeof TTL_CLASSES;
 
 /** Cosmos DB's largest per-item `ttl` (a 32-bit signed integer of seconds). */
@@ -77,10 +78,6 @@ export function itemTtlSeconds(expiry: Date | null, now: Date): number | undefin
 }
 
 // --- detail memory (artifacts) ---
-
-/** The bounds of an artifact's own `ttlSeconds`: a minute to a year (longer-lived memory is `semantic`, permanent). */
-export const ARTIFACT_TTL_MIN_SECONDS = MINUTE_SECONDS;
-export const ARTIFACT_TTL_MAX_SECONDS = 365 * DAY_SECONDS;
 
 /**
  * The class an artifact gets when its writer names none: a tool output offloaded at append is episodic (a recent

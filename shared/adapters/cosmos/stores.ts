@@ -5,6 +5,7 @@ import { InteractionDocument } from '../../contracts/interactions.js';
 import { SessionDocument } from '../../contracts/sessions.js';
 import { conflict, MemoryError } from '../../domain/errors.js';
 import type { AppendOutcome, EventDraft, EventStore, InteractionStore, SessionStore, Stores, Versioned } from '../../application/ports.js';
+// eslint-disable-next-line no-restricted-imports -- moved by the lifecycle-events change
 import { eventDocument } from '../postgres/stores.js';
 import { COSMOS_CONTAINERS } from './containers.js';
 import { CosmosSearchIndex } from './search.js';
