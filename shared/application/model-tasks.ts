@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { WindowMetadata } from '../contracts/interactions.js';
-import type { ModelTier } from './ports.js';
+
+/** Which deployment answers: `chat` (reflection, synthesis) or `mini` (metadata, retrieval agent). */
+export type ModelTier = 'chat' | 'mini';
 
 export const Importance = z.enum(['high', 'medium', 'low']);
 

@@ -1,5 +1,5 @@
-import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput } from '../../application/model-tasks.js';
-import type { ChatMessage, ChatModel, Meter, ModelTier, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
+import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput, type ModelTier } from '../../application/model-tasks.js';
+import type { ChatMessage, ChatModel, Meter, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
 import { MemoryError } from '../../domain/errors.js';
 import { countTokens } from '../../domain/tokens.js';
 import { solveLocalTask } from './local-tasks.js';
