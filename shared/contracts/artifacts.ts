@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FactSearchBody } from './facts.js';
 import { Id } from './ids.js';
 
 /** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
@@ -70,12 +71,16 @@ export const StoreMemoryBody = z
     contentKind: ContentKind.optional(),
     sessionId: Id.optional(),
     agentId: Id.optional(),
-    /** Goal of the current task: steers LLM compaction when a model is configured. */
-    goal: z.string().max(2000).optional(),
-    /** How long the memory lives, by class; `semantic` (permanent) unless said. Exclusive with ttlSeconds. */
-    ttlClass: TtlClass.optional(),
-    /** How long the memory lives, in seconds (a minute to a year). Exclusive with ttlClass. */
-    ttlSeconds: z.number().int().min(ARTIFACT_TTL_MIN_SECONDS).max(ARTIFACT_TTL_MAX_SECONDS).optional(),
+    /** Steers LLM compaction when a model is configured. */
+    goal: z.string().max(2000).optional().describe('The goal of the current task: the description then says what in the content matters for it.'),
+    ttlClass: TtlClass.optional().describe('How long to keep it: working (30 min), session (2 h), episodic (7 days), semantic (permanent, the default). Exclusive with ttlSeconds.'),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(ARTIFACT_TTL_MIN_SECONDS)
+      .max(ARTIFACT_TTL_MAX_SECONDS)
+      .optional()
+      .describe(`How long to keep it, in seconds (${ARTIFACT_TTL_MIN_SECONDS} to ${ARTIFACT_TTL_MAX_SECONDS}). Exclusive with ttlClass.`),
   })
   .strict()
   .refine((b) => b.ttlClass === undefined || b.ttlSeconds === undefined, { message: 'give ttlClass or ttlSeconds, not both', path: ['ttlSeconds'] });
@@ -115,6 +120,13 @@ export const GetMemoryQuery = z
 export type GetMemoryQuery = z.infer<typeof GetMemoryQuery>;
 
 export const MemoryKeyParams = z.object({ userId: Id, key: ArtifactKey });
+
+/** A word search over the user's live artifacts (descriptions and inline contents), best first. */
+export const SearchMemoriesQuery = z.object({
+  query: FactSearchBody.shape.query,
+  limit: z.number().int().min(1).max(50).default(5),
+});
+export type SearchMemoriesQuery = z.infer<typeof SearchMemoriesQuery>;
 
 export const CreateSnapshotBody = z
   .object({
