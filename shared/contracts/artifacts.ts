@@ -20,13 +20,13 @@ export const ARTIFACT_TTL_MAX_SECONDS = 365 * 24 * 60 * 60;
 const Tag = z.string().regex(/^[A-Za-z0-9._:/-]{1,64}$/, 'tags match [A-Za-z0-9._:/-]{1,64}');
 
 /**
- * One detail-memory item (layer 2). The content lives inline in the store up to ARTIFACT_INLINE_MAX_BYTES, above it
+ * One artifact: an item of detail memory (layer 2). The content lives inline in the store up to ARTIFACT_INLINE_MAX_BYTES, above it
  * in Blob Storage under `blobName`; `contentHash` (sha256 of the UTF-8 bytes) proves a round trip.
  */
 export const ArtifactRecord = z.object({
   userId: Id,
   key: ArtifactKey,
-  /** `tool_output` for offloaded turns; free-form for stored memories (`web_content`, `database_result`, ...). */
+  /** `tool_output` for offloaded turns; free-form for artifacts stored through the API (`web_content`, `database_result`, ...). */
   type: z.string().min(1).max(64),
   /** Tool or producer name. */
   source: z.string().max(256).optional(),

@@ -7,7 +7,7 @@ export const DAY_SECONDS = 24 * HOUR_SECONDS;
 
 /**
  * The TTL classes of the design (seconds; null = permanent): working memory lives for the active call, session memory
- * for the session context, episodic memory (recent interactions) a week, semantic memory (learned knowledge) for good.
+ * for the session context, episodic memory (what happened recently) a week, semantic memory (learned knowledge) for good.
  */
 export const TTL_CLASSES = {
   working: 30 * MINUTE_SECONDS,
@@ -80,9 +80,9 @@ export function itemTtlSeconds(expiry: Date | null, now: Date): number | undefin
 // --- detail memory (artifacts) ---
 
 /**
- * The class an artifact gets when its writer names none: a tool output offloaded at append is episodic (a recent
- * interaction, re-fetchable from its tool); an offloaded user, assistant or system message is part of what was said and
- * stays; a memory stored through the API or MCP is what the agent chose to keep, so it is semantic (permanent).
+ * The class an artifact gets when its writer names none: a tool output offloaded at append is episodic (what happened
+ * recently, re-fetchable from its tool); an offloaded user, assistant or system message is part of what was said and
+ * stays; an artifact stored through the API or MCP is what the agent chose to keep, so it is semantic (permanent).
  */
 export const DEFAULT_ARTIFACT_TTL_CLASS = { offloadedToolOutput: 'episodic', offloadedMessage: 'semantic', stored: 'semantic' } as const satisfies Record<string, TtlClass>;
 

@@ -93,7 +93,7 @@ export function agentSessionsQuery(userId: string, agentId: string): SqlQuerySpe
   };
 }
 
-/** How far the given sessions are chunked, i.e. their last turn's seq (on `sessions`; runs on the wire fake too). */
+/** How far the given sessions' interactions reach (`chunkedThroughSeq`), i.e. their last turn's seq (on `sessions`; runs on the wire fake too). */
 export function chunkedThroughQuery(userId: string, sessionIds: readonly string[]): SqlQuerySpec {
   return {
     query: 'SELECT c.sessionId, c.chunkedThroughSeq FROM c WHERE c.userId = @userId AND ARRAY_CONTAINS(@sessionIds, c.sessionId)',

@@ -9,10 +9,10 @@ import { MemoryError } from '../../domain/errors.js';
 /**
  * Search over the `interactions` container (see `COSMOS_CONTAINERS.interactions`), which holds two kinds of document:
  *
- * - interaction windows, written by `CosmosInteractionStore`, with no `kind` property;
+ * - interactions, written by `CosmosInteractionStore`, with no `kind` property;
  * - one searchable document per turn (`kind: 'turn'`), written by `indexTurns`. Its text is stored in `content` and its
  *   embedding in `contentVector`, so the container's existing full-text path `/content` and vector path
- *   `/contentVector` (cosine, DiskANN) cover turns and windows alike.
+ *   `/contentVector` (cosine, DiskANN) cover turns and interactions alike.
  *
  * Every query stays in the user's logical partition (`partitionKey` option plus `c.userId = @userId`). The scoring
  * functions (`VectorDistance`, `FullTextScore`, `RRF`) only run on real Cosmos DB, not on the wire fake used in tests,
@@ -28,7 +28,7 @@ import { MemoryError } from '../../domain/errors.js';
  *   integer. Plain vector queries (`ORDER BY VectorDistance(...)`, no `RANK`) keep `TOP @limit`.
  */
 
-/** The container path of the turn / window text covered by the full-text policy. */
+/** The container path of the turn / interaction text covered by the full-text policy. */
 const TEXT_PATH = 'c.content';
 
 /** Search terms sent per query: enough for a question, few enough to keep the BM25 query cheap. */
@@ -197,7 +197,7 @@ export function buildSpeakersQuery(userId: string): SqlQuerySpec {
 }
 
 export interface HybridOptions {
-  /** Vector compared with the query embedding (default `contentVector`; windows also have `summaryVector`). */
+  /** Vector compared with the query embedding (default `contentVector`; interactions also have `summaryVector`). */
   vectorPath?: VectorPath;
   /** RRF weights for [vector, full text]; finite non-negative numbers, inlined as a literal array. */
   weights?: readonly [number, number];

@@ -25,7 +25,7 @@ async function run(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
 }
 
 /**
- * The MCP face of detail memory (seed 002's wrapper): store_memory, retrieve_memory, search_memory and get_context,
+ * The MCP face of detail memory (seed 002's wrapper) over artifacts: store_memory, retrieve_memory, search_memory and get_context,
  * each calling the use case behind the HTTP API. Tools take the userId like the API's path does.
  */
 export function createMcpServer(runtime: Runtime): McpServer {
@@ -35,7 +35,7 @@ export function createMcpServer(runtime: Runtime): McpServer {
     'store_memory',
     {
       description:
-        'Store content (a tool output, file, query result, note) in detail memory. Returns its key, description, token count and expiresAt; cite it later as [MemoryRef: <key>]. Kept for good unless ttlClass or ttlSeconds says otherwise; once expired it is gone.',
+        'Store content (a tool output, file, query result, note) as an artifact in detail memory. Returns its key, description, token count and expiresAt; cite it later as [MemoryRef: <key>]. Kept for good unless ttlClass or ttlSeconds says otherwise; once expired it is gone.',
       inputSchema: { userId: Id, ...StoreMemoryBody.shape },
     },
     ({ userId, ...input }) => run(async () => text(await storeMemory(runtime, userId, StoreMemoryBody.parse(input)))),
@@ -45,7 +45,7 @@ export function createMcpServer(runtime: Runtime): McpServer {
     'retrieve_memory',
     {
       description:
-        'Fetch a memory by key (the <key> of a [MemoryRef: <key> - …] placeholder). transform: full (default), excerpt (n chars), summary, first_n / last_n (n lines), filtered (lines matching pattern).',
+        'Fetch an artifact by key (the <key> of a [MemoryRef: <key> - …] placeholder). transform: full (default), excerpt (n chars), summary, first_n / last_n (n lines), filtered (lines matching pattern).',
       inputSchema: { ...MemoryKeyParams.shape, ...GetMemoryQuery.shape },
     },
     ({ userId, key, ...query }) =>
@@ -59,7 +59,7 @@ export function createMcpServer(runtime: Runtime): McpServer {
   server.registerTool(
     'search_memory',
     {
-      description: "Search the user's stored memories (descriptions and contents) by words; returns keys, descriptions and excerpts, best first.",
+      description: "Search the user's artifacts (descriptions and contents) by words; returns keys, descriptions and excerpts, best first.",
       inputSchema: { userId: Id, ...SearchMemoriesQuery.shape },
     },
     ({ userId, query, limit }) => run(async () => text({ hits: await searchMemories(runtime, userId, query, limit) })),
