@@ -23,7 +23,33 @@ export default tseslint.config(
     },
   },
   {
-    files: ['shared/domain/**/*.ts', 'shared/application/**/*.ts', 'shared/contracts/**/*.ts'],
+    files: ['shared/domain/**/*.ts', 'shared/application/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', sdkImports] },
+  },
+  {
+    // Contracts are the shapes every layer shares, so they depend on nothing of ours but each other.
+    files: ['shared/contracts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...sdkImports.patterns, { regex: '^\\.\\./', message: 'Contracts import nothing of ours except other contracts modules (./x.js).' }] },
+      ],
+    },
+  },
+  {
+    // An adapter implements ports (application) over contracts and domain; it never leans on a sibling adapter or on
+    // the platform that composes them.
+    files: ['shared/adapters/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^\\.\\./(?!\\.\\./)[^/]+/|^(\\.\\./)+adapters/', message: 'An adapter never imports another adapter: move the shared code to domain/ or application/.' },
+            { regex: '^(\\.\\./)+platform/', message: 'Adapters never import shared/platform: take what they need as options.' },
+          ],
+        },
+      ],
+    },
   },
 );

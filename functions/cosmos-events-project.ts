@@ -6,8 +6,8 @@ import { cosmosChangeFeed, defineFunction } from '../shared/platform/functions.j
 
 /**
  * The change feed of `events` drives the projection: each touched session is brought up to date from its own
- * checkpoint, so a batch that repeats or arrives late changes nothing twice. Failures throw, so the lease is not
- * advanced and the batch is delivered again.
+ * checkpoint, so a batch that repeats or arrives late changes nothing twice. Failures throw: the trigger's retry
+ * policy (`CHANGE_FEED_RETRY`) re-runs the same batch with backoff before the lease advances.
  */
 export async function handler(documents: unknown[], ctx: InvocationContext): Promise<void> {
   const events = documents.map((doc) => MemoryEvent.parse(doc));

@@ -68,8 +68,6 @@ var containers = [
     fullTextPaths: [
       '/content'
       '/summary'
-      '/topics'
-      '/entities'
     ]
     compositeIndexes: []
   }
@@ -89,9 +87,7 @@ var containers = [
     name: 'artifacts'
     partitionKey: '/userId'
     defaultTtl: -1
-    vectorPaths: [
-      '/descriptionVector'
-    ]
+    vectorPaths: []
     fullTextPaths: [
       '/description'
     ]

@@ -23,7 +23,7 @@ export interface SnapshotRecord {
 }
 
 /**
- * Detail memory's metadata (and inline content). Every operation is scoped by userId: one user's artifacts are
+ * Artifacts' metadata (and inline content). Every operation is scoped by userId: one user's artifacts are
  * invisible to every other user's requests. Readers take `now`: an artifact whose `expiresAt` is not after it is gone
  * for them (as if deleted) even while its row or item still waits for the sweep.
  */

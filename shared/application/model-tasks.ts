@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { WindowMetadata } from '../contracts/interactions.js';
-import type { ModelTier } from './ports.js';
+
+/** Which deployment answers: `chat` (reflection, synthesis) or `mini` (metadata, retrieval agent). */
+export type ModelTier = 'chat' | 'mini';
 
 export const Importance = z.enum(['high', 'medium', 'low']);
 
@@ -42,7 +44,7 @@ export type ArtifactDescription = z.infer<typeof ArtifactDescription>;
  * the offline model answers the same tasks deterministically.
  */
 export const CHAT_TASKS = {
-  /** One k-turn window: summary, topics, entities, and the cumulative summary extended by the window — one call. */
+  /** One interaction's k turns: summary, topics, entities, and the cumulative summary extended by them — one call. */
   windowMetadata: {
     tier: 'mini',
     input: z.object({ conversation: z.string(), previousSummary: z.string() }),
@@ -69,7 +71,7 @@ export const CHAT_TASKS = {
     }),
     output: LongTermProfile,
   },
-  /** Detail memory: a goal-aware one-sentence description of a stored content (its MemoryRef description). */
+  /** An artifact: a goal-aware one-sentence description of its content (its MemoryRef description). */
   compactArtifact: {
     tier: 'mini',
     input: z.object({ goal: z.string().min(1), contentKind: z.string(), excerpt: z.string(), pluginDescription: z.string() }),

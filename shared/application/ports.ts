@@ -1,7 +1,7 @@
 import type { EventDraft, MemoryEvent, TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
-import type { ChatTaskInput, ChatTaskName, ChatTaskOutput } from './model-tasks.js';
+import type { ChatTaskInput, ChatTaskName, ChatTaskOutput, ModelTier } from './model-tasks.js';
 import type { InsightSearch, SearchIndex, SessionSummarySearch } from './search-ports.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import type { InsightDocument, InsightStatus, InsightType, ProfileDocument } from '../contracts/insights.js';
@@ -95,9 +95,6 @@ export interface ToolDefinition {
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
 }
-
-/** Which deployment answers: `chat` (reflection, synthesis) or `mini` (metadata, retrieval agent). */
-export type ModelTier = 'chat' | 'mini';
 
 export interface ChatModel {
   readonly model: string;

@@ -10,7 +10,7 @@ export type RetentionDeps = Pick<Deps, 'insights'> & { retention: RetentionPolic
 export const RetentionResult = z.object({
   /** Superseded or merged insights deleted because their audit period was over. */
   expired: z.number().int().nonnegative(),
-  /** Detail-memory artifacts deleted (with their blobs) because their TTL was over. */
+  /** Artifacts deleted (with their blobs) because their TTL was over. */
   artifactsExpired: z.number().int().nonnegative(),
 });
 export type RetentionResult = z.infer<typeof RetentionResult>;

@@ -88,7 +88,7 @@ export interface SessionSummaryHit {
   summary: string;
   keyTopics: string[];
   agentIds: string[];
-  /** The session's turns: `[1, last turn seq]` (seqs start at 1; the final prune chunks through the last turn). */
+  /** The session's turns: `[1, last turn seq]` (seqs start at 1; after the final prune the last interaction ends at the last turn). */
   seqRange?: [number, number];
   /** The session's first turn. */
   startedAt: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ARTIFACT_TTL_MAX_SECONDS, ARTIFACT_TTL_MIN_SECONDS, TTL_CLASSES, type TtlClass as TtlClassName } from '../domain/retention.js';
+import { FactSearchBody } from './facts.js';
 import { Id } from './ids.js';
 
 /** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
@@ -9,19 +9,24 @@ export const ArtifactKey = Id;
 export const ContentKind = z.enum(['json', 'log', 'html', 'code', 'text']);
 export type ContentKind = z.infer<typeof ContentKind>;
 
-/** The design's TTL classes (working 30 min, session 2 h, episodic 7 d, semantic permanent). */
-export const TtlClass = z.enum(Object.keys(TTL_CLASSES) as [TtlClassName, ...TtlClassName[]]);
+/** The design's TTL classes (working 30 min, session 2 h, episodic 7 d, semantic permanent); `TTL_CLASSES` in domain/retention.ts holds their lifetimes. */
+export const TtlClass = z.enum(['working', 'session', 'episodic', 'semantic']);
+export type TtlClass = z.infer<typeof TtlClass>;
+
+/** The bounds of an artifact's own `ttlSeconds`: a minute to a year (longer-lived memory is `semantic`, permanent). */
+export const ARTIFACT_TTL_MIN_SECONDS = 60;
+export const ARTIFACT_TTL_MAX_SECONDS = 365 * 24 * 60 * 60;
 
 const Tag = z.string().regex(/^[A-Za-z0-9._:/-]{1,64}$/, 'tags match [A-Za-z0-9._:/-]{1,64}');
 
 /**
- * One detail-memory item (layer 2). The content lives inline in the store up to ARTIFACT_INLINE_MAX_BYTES, above it
+ * One artifact: an item of detail memory (layer 2). The content lives inline in the store up to ARTIFACT_INLINE_MAX_BYTES, above it
  * in Blob Storage under `blobName`; `contentHash` (sha256 of the UTF-8 bytes) proves a round trip.
  */
 export const ArtifactRecord = z.object({
   userId: Id,
   key: ArtifactKey,
-  /** `tool_output` for offloaded turns; free-form for stored memories (`web_content`, `database_result`, ...). */
+  /** `tool_output` for offloaded turns; free-form for artifacts stored through the API (`web_content`, `database_result`, ...). */
   type: z.string().min(1).max(64),
   /** Tool or producer name. */
   source: z.string().max(256).optional(),
@@ -66,12 +71,16 @@ export const StoreMemoryBody = z
     contentKind: ContentKind.optional(),
     sessionId: Id.optional(),
     agentId: Id.optional(),
-    /** Goal of the current task: steers LLM compaction when a model is configured. */
-    goal: z.string().max(2000).optional(),
-    /** How long the memory lives, by class; `semantic` (permanent) unless said. Exclusive with ttlSeconds. */
-    ttlClass: TtlClass.optional(),
-    /** How long the memory lives, in seconds (a minute to a year). Exclusive with ttlClass. */
-    ttlSeconds: z.number().int().min(ARTIFACT_TTL_MIN_SECONDS).max(ARTIFACT_TTL_MAX_SECONDS).optional(),
+    /** Steers LLM compaction when a model is configured. */
+    goal: z.string().max(2000).optional().describe('The goal of the current task: the description then says what in the content matters for it.'),
+    ttlClass: TtlClass.optional().describe('How long to keep it: working (30 min), session (2 h), episodic (7 days), semantic (permanent, the default). Exclusive with ttlSeconds.'),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(ARTIFACT_TTL_MIN_SECONDS)
+      .max(ARTIFACT_TTL_MAX_SECONDS)
+      .optional()
+      .describe(`How long to keep it, in seconds (${ARTIFACT_TTL_MIN_SECONDS} to ${ARTIFACT_TTL_MAX_SECONDS}). Exclusive with ttlClass.`),
   })
   .strict()
   .refine((b) => b.ttlClass === undefined || b.ttlSeconds === undefined, { message: 'give ttlClass or ttlSeconds, not both', path: ['ttlSeconds'] });
@@ -111,6 +120,13 @@ export const GetMemoryQuery = z
 export type GetMemoryQuery = z.infer<typeof GetMemoryQuery>;
 
 export const MemoryKeyParams = z.object({ userId: Id, key: ArtifactKey });
+
+/** A word search over the user's live artifacts (descriptions and inline contents), best first. */
+export const SearchMemoriesQuery = z.object({
+  query: FactSearchBody.shape.query,
+  limit: z.number().int().min(1).max(50).default(5),
+});
+export type SearchMemoriesQuery = z.infer<typeof SearchMemoriesQuery>;
 
 export const CreateSnapshotBody = z
   .object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Id } from './ids.js';
 
 /**
- * Where a fact comes from: `turns` (single turns), `interactions` (k-turn windows), `artifacts` (detail memory),
+ * Where a fact comes from: `turns` (single turns), `interactions` (k consecutive turns each), `artifacts` (offloaded turns and stored content),
  * `insights` (insights reflected from sessions; superseded and merged ones are never returned) and `sessionSummaries`
  * (the summary written when a session ends). A search without `sources` searches all of them.
  */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Id } from './ids.js';
 import { SCHEMA_VERSION } from './events.js';
 
-/** What a model says about one k-turn window (and the running summary it extends). */
+/** What a model says about one interaction's turns (and the running summary it extends). */
 export const WindowMetadata = z.object({
   summary: z.string().min(1),
   topics: z.array(z.string()).max(8),
@@ -11,7 +11,7 @@ export const WindowMetadata = z.object({
 });
 export type WindowMetadata = z.infer<typeof WindowMetadata>;
 
-/** One k-turn window of a session, flattened for search. Its id is derived from the window, so re-projection overwrites. */
+/** One interaction: k consecutive turns of a session, flattened for search. Its id is derived from its first seq, so re-projection overwrites. */
 export const InteractionDocument = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   id: z.string(),

@@ -1,3 +1,4 @@
+import type { TtlClass as TtlClassName } from '../contracts/artifacts.js';
 import type { InsightStatus } from '../contracts/insights.js';
 
 export const MINUTE_SECONDS = 60;
@@ -6,14 +7,14 @@ export const DAY_SECONDS = 24 * HOUR_SECONDS;
 
 /**
  * The TTL classes of the design (seconds; null = permanent): working memory lives for the active call, session memory
- * for the session context, episodic memory (recent interactions) a week, semantic memory (learned knowledge) for good.
+ * for the session context, episodic memory (what happened recently) a week, semantic memory (learned knowledge) for good.
  */
 export const TTL_CLASSES = {
   working: 30 * MINUTE_SECONDS,
   session: 2 * HOUR_SECONDS,
   episodic: 7 * DAY_SECONDS,
   semantic: null,
-} as const satisfies Record<string, number | null>;
+} as const satisfies Record<TtlClassName, number | null>;
 export type TtlClass = keyof typeof TTL_CLASSES;
 
 /** Cosmos DB's largest per-item `ttl` (a 32-bit signed integer of seconds). */
@@ -78,14 +79,10 @@ export function itemTtlSeconds(expiry: Date | null, now: Date): number | undefin
 
 // --- detail memory (artifacts) ---
 
-/** The bounds of an artifact's own `ttlSeconds`: a minute to a year (longer-lived memory is `semantic`, permanent). */
-export const ARTIFACT_TTL_MIN_SECONDS = MINUTE_SECONDS;
-export const ARTIFACT_TTL_MAX_SECONDS = 365 * DAY_SECONDS;
-
 /**
- * The class an artifact gets when its writer names none: a tool output offloaded at append is episodic (a recent
- * interaction, re-fetchable from its tool); an offloaded user, assistant or system message is part of what was said and
- * stays; a memory stored through the API or MCP is what the agent chose to keep, so it is semantic (permanent).
+ * The class an artifact gets when its writer names none: a tool output offloaded at append is episodic (what happened
+ * recently, re-fetchable from its tool); an offloaded user, assistant or system message is part of what was said and
+ * stays; an artifact stored through the API or MCP is what the agent chose to keep, so it is semantic (permanent).
  */
 export const DEFAULT_ARTIFACT_TTL_CLASS = { offloadedToolOutput: 'episodic', offloadedMessage: 'semantic', stored: 'semantic' } as const satisfies Record<string, TtlClass>;
 

@@ -55,7 +55,7 @@ export const Settings = z.object({
   SEARCH_SNAPSHOT_ROWS: int(25_000, 0),
   /** Facts a search returns unless the request sets topK. */
   TOP_K_FACTS: int(5, 1, 100),
-  /** Detail memory: turns with more tokens than this are stored as artifacts at append; the event keeps a MemoryRef. */
+  /** Turns with more tokens than this are stored as artifacts at append; the event keeps a MemoryRef. */
   OFFLOAD_THRESHOLD_TOKENS: int(500, 1, 1_000_000),
   /** Artifact contents up to this many bytes stay in the database; larger ones go to Blob Storage. */
   ARTIFACT_INLINE_MAX_BYTES: int(65_536, 0, 1_048_576),

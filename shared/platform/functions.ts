@@ -1,4 +1,4 @@
-import { app, type HttpHandler, type InvocationContext, type Timer } from '@azure/functions';
+import { app, type CosmosDBv4FunctionOptions, type ExponentialBackoffRetryOptions, type HttpHandler, type InvocationContext, type Timer } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { OrchestrationHandler } from 'durable-functions';
 
@@ -7,8 +7,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Trigger =
   /** `durableClient`: the function starts or queries orchestrations (a durable client input binding in Azure). */
   | { kind: 'http'; methods: HttpMethod[]; route: string; durableClient?: boolean }
-  /** The Cosmos DB change feed of a container in `%COSMOS_DATABASE%`, leases in `leases`. */
-  | { kind: 'cosmosChangeFeed'; container: string }
+  /**
+   * The Cosmos DB change feed of a container in `%COSMOS_DATABASE%`, leases in `leases`. `retry`: the function-level
+   * retry policy, without which the trigger would checkpoint past a batch whose function threw.
+   */
+  | { kind: 'cosmosChangeFeed'; container: string; retry: ExponentialBackoffRetryOptions }
   /** A session-enabled Service Bus queue named by an app setting. */
   | { kind: 'serviceBusQueue'; queueSetting: string; durableClient?: boolean }
   /** A timer whose NCRONTAB schedule is an app setting; it always gets a durable client. */
@@ -32,7 +35,22 @@ export type FunctionDescriptor =
   | { name: string; trigger: Extract<Trigger, { kind: 'activity' }>; handler: ActivityHandler };
 
 export const http = (method: HttpMethod, route: string) => ({ kind: 'http' as const, methods: [method], route });
-export const cosmosChangeFeed = (container: string) => ({ kind: 'cosmosChangeFeed' as const, container });
+
+/**
+ * The retry of a change-feed function in Azure. The Cosmos DB trigger checkpoints after every invocation, failed or
+ * not, so without a retry policy a batch whose function threw is never delivered again. With it, the host re-runs the
+ * same batch in place (the lease does not advance meanwhile) after 2 s, 4 s, 8 s … up to 2 min between attempts, 10
+ * retries (≈ 10 min) in all; only then does it checkpoint past the batch. A handler that projects from per-session
+ * checkpoints (cosmos-events-project) still catches up those sessions on their next event or at session end.
+ */
+export const CHANGE_FEED_RETRY = {
+  strategy: 'exponentialBackoff',
+  maxRetryCount: 10,
+  minimumInterval: { seconds: 2 },
+  maximumInterval: { minutes: 2 },
+} as const satisfies ExponentialBackoffRetryOptions;
+
+export const cosmosChangeFeed = (container: string, retry: ExponentialBackoffRetryOptions = CHANGE_FEED_RETRY) => ({ kind: 'cosmosChangeFeed' as const, container, retry });
 /** The queue's one consumer also ends sessions, so it gets a durable client. */
 export const serviceBusQueue = (queueSetting: string) => ({ kind: 'serviceBusQueue' as const, queueSetting, durableClient: true });
 /** An HTTP function that starts or queries orchestrations. */
@@ -66,15 +84,7 @@ export function defineFunction<D extends FunctionDescriptor>(descriptor: D): D {
       });
       break;
     case 'cosmosChangeFeed':
-      app.cosmosDB(d.name, {
-        connection: 'COSMOS',
-        databaseName: '%COSMOS_DATABASE%',
-        containerName: d.trigger.container,
-        leaseContainerName: 'leases',
-        createLeaseContainerIfNotExists: false,
-        startFromBeginning: true,
-        handler: d.handler as ChangeFeedHandler,
-      });
+      app.cosmosDB(d.name, changeFeedOptions(d.trigger, d.handler as ChangeFeedHandler));
       break;
     case 'serviceBusQueue':
       app.serviceBusQueue(d.name, {
@@ -96,4 +106,18 @@ export function defineFunction<D extends FunctionDescriptor>(descriptor: D): D {
       break;
   }
   return descriptor;
+}
+
+/** What a change-feed function registers with: identity connection `COSMOS`, settings-named database, its retry policy. */
+export function changeFeedOptions(trigger: Extract<Trigger, { kind: 'cosmosChangeFeed' }>, handler: ChangeFeedHandler): CosmosDBv4FunctionOptions {
+  return {
+    connection: 'COSMOS',
+    databaseName: '%COSMOS_DATABASE%',
+    containerName: trigger.container,
+    leaseContainerName: 'leases',
+    createLeaseContainerIfNotExists: false,
+    startFromBeginning: true,
+    retry: trigger.retry,
+    handler,
+  };
 }

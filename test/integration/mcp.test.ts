@@ -4,6 +4,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { turnArtifactKey } from '../../shared/application/offload.js';
+import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody } from '../../shared/contracts/artifacts.js';
+import { ContextQuery } from '../../shared/contracts/context.js';
+import { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { createMcpServer } from '../../shared/platform/mcp/server.js';
 import { memoryRuntime } from '../support/runtime.js';
@@ -34,6 +37,20 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
   it('lists the four tools', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['get_context', 'retrieve_memory', 'search_memory', 'store_memory']);
+  });
+
+  it('takes the same fields as the HTTP contracts it is derived from, plus the ids of the path', async () => {
+    const { tools } = await client.listTools();
+    const fields = Object.fromEntries(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {}).sort()]));
+    const keys = (...shapes: object[]) => shapes.flatMap((shape) => Object.keys(shape)).sort();
+    expect(fields).toEqual({
+      store_memory: keys({ userId: 0 }, StoreMemoryBody.shape),
+      retrieve_memory: keys(MemoryKeyParams.shape, GetMemoryQuery.shape),
+      search_memory: keys({ userId: 0 }, SearchMemoriesQuery.shape),
+      get_context: keys(SessionKey.shape, ContextQuery.shape),
+    });
+    const ttlSeconds = tools.find((t) => t.name === 'store_memory')?.inputSchema.properties?.['ttlSeconds'];
+    expect(ttlSeconds).toMatchObject({ minimum: 60, maximum: 31_536_000, description: expect.stringMatching(/seconds/) });
   });
 
   it('store_memory → retrieve_memory (full and transformed) → search_memory', async () => {

@@ -17,6 +17,8 @@ import {
  * - `vectorPaths`: float32 embeddings compared by cosine distance, DiskANN-indexed; their dimensions come from the
  *   configured embedder, so they are filled in by `containerDefinitions`.
  * - `fullTextPaths`: BM25 (`FullTextScore`) fields, English.
+ * - Declare only paths a query reads: every vector and full-text path costs index work on each write. (Interaction
+ *   topics and entities are not full-text searched, and artifacts carry no description vector.)
  * - `compositeIndexes`: for queries that filter and order on two fields (a session's events by seq; sessions by status
  *   and last activity, which the idle-session sweep reads).
  */
@@ -35,11 +37,11 @@ export const COSMOS_CONTAINERS = {
     partitionKey: '/userId',
     defaultTtl: -1,
     vectorPaths: ['/contentVector', '/summaryVector'],
-    fullTextPaths: ['/content', '/summary', '/topics', '/entities'],
+    fullTextPaths: ['/content', '/summary'],
     compositeIndexes: [],
   },
   insights: { name: 'insights', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/insightVector'], fullTextPaths: ['/text'], compositeIndexes: [] },
-  artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/descriptionVector'], fullTextPaths: ['/description'], compositeIndexes: [] },
+  artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: ['/description'], compositeIndexes: [] },
   leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
 } as const satisfies Record<string, CosmosContainerSpec>;
 

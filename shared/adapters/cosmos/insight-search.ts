@@ -2,7 +2,8 @@ import type { Container, SqlParameter, SqlQuerySpec } from '@azure/cosmos';
 import { z } from 'zod';
 import type { Retriever } from '../../contracts/facts.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
-import { checkLimit, isoBound, searchTerms, termParameters } from './search.js';
+import { sessionSeqRange } from '../../domain/chunking.js';
+import { checkLimit, filterClause, searchTerms, termParameters, type FilterShape } from './search.js';
 
 /**
  * Fact search over the `insights` container (full-text path `/text`, vector path `/insightVector`) and over the
@@ -22,7 +23,7 @@ export type InsightOrSummary = 'insight' | 'sessionSummary';
 const TARGETS = {
   insight: {
     select: 'c.id, c.type, c.sessionId, c.sourceSessionIds, c.category, c.text, c.createdAt',
-    live: ["(c.type = 'session' OR c.type = 'aggregate')", "(c.status = 'pending' OR c.status = 'processed')"],
+    base: ["(c.type = 'session' OR c.type = 'aggregate')", "(c.status = 'pending' OR c.status = 'processed')"],
     session: 'ARRAY_CONTAINS(c.sourceSessionIds, @sessionId)',
     agent: 'EXISTS(SELECT VALUE s FROM s IN c.sourceSessionIds WHERE ARRAY_CONTAINS(@agentSessionIds, s))',
     time: 'c.createdAt',
@@ -31,43 +32,23 @@ const TARGETS = {
   },
   sessionSummary: {
     select: 'c.sessionId, c.summary, c.keyTopics, c.agentIds, c.chunkedThroughSeq, c.startedAt, c.endedAt',
-    live: ['IS_STRING(c.summary)', "c.summary != ''", 'IS_STRING(c.endedAt)'],
+    base: ['IS_STRING(c.summary)', "c.summary != ''", 'IS_STRING(c.endedAt)'],
     session: 'c.sessionId = @sessionId',
     agent: 'ARRAY_CONTAINS(c.agentIds, @agentId)',
     time: 'c.startedAt',
     text: 'c.summary',
     vector: 'c.summaryVector',
   },
-} as const;
+} as const satisfies Record<InsightOrSummary, FilterShape & { select: string; text: string; vector: string }>;
 
-/** `WHERE` clause: the user, the live documents, optional extra conditions, then the query's filters. */
+/** The query's filters as a `WHERE` clause; an agent filter on insights matches the sessions the agent took part in. */
 function where(query: SearchQuery, target: InsightOrSummary, parameters: SqlParameter[], extra: string[], agentSessionIds?: readonly string[]): string {
-  const shape = TARGETS[target];
-  parameters.push({ name: '@userId', value: query.userId });
-  const clauses = ['c.userId = @userId', ...shape.live, ...extra];
-  const { sessionId, agentId, from, to } = query.filters;
-  if (sessionId) {
-    parameters.push({ name: '@sessionId', value: sessionId });
-    clauses.push(shape.session);
+  let agentParameter: SqlParameter | undefined;
+  if (target === 'insight' && query.filters.agentId) {
+    if (!agentSessionIds) throw new RangeError('An agent filter on insights needs the sessions of the agent');
+    agentParameter = { name: '@agentSessionIds', value: [...agentSessionIds] };
   }
-  if (agentId) {
-    if (target === 'insight') {
-      if (!agentSessionIds) throw new RangeError('An agent filter on insights needs the sessions of the agent');
-      parameters.push({ name: '@agentSessionIds', value: [...agentSessionIds] });
-    } else {
-      parameters.push({ name: '@agentId', value: agentId });
-    }
-    clauses.push(shape.agent);
-  }
-  if (from) {
-    parameters.push({ name: '@from', value: isoBound('from', from) });
-    clauses.push(`${shape.time} >= @from`);
-  }
-  if (to) {
-    parameters.push({ name: '@to', value: isoBound('to', to) });
-    clauses.push(`${shape.time} <= @to`);
-  }
-  return `WHERE ${clauses.join(' AND ')}`;
+  return filterClause(query, TARGETS[target], parameters, extra, agentParameter);
 }
 
 /**
@@ -112,7 +93,7 @@ export function agentSessionsQuery(userId: string, agentId: string): SqlQuerySpe
   };
 }
 
-/** How far the given sessions are chunked, i.e. their last turn's seq (on `sessions`; runs on the wire fake too). */
+/** How far the given sessions' interactions reach (`chunkedThroughSeq`), i.e. their last turn's seq (on `sessions`; runs on the wire fake too). */
 export function chunkedThroughQuery(userId: string, sessionIds: readonly string[]): SqlQuerySpec {
   return {
     query: 'SELECT c.sessionId, c.chunkedThroughSeq FROM c WHERE c.userId = @userId AND ARRAY_CONTAINS(@sessionIds, c.sessionId)',
@@ -122,10 +103,6 @@ export function chunkedThroughQuery(userId: string, sessionIds: readonly string[
     ],
   };
 }
-
-/** A session's turns: seqs start at 1 and the final prune (before summary and reflection) chunks through the last turn. */
-export const sessionSeqRange = (chunkedThroughSeq: number | null | undefined): [number, number] | undefined =>
-  typeof chunkedThroughSeq === 'number' && chunkedThroughSeq >= 1 ? [1, chunkedThroughSeq] : undefined;
 
 const InsightRow = z.object({
   id: z.string(),

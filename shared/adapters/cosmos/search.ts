@@ -9,10 +9,10 @@ import { MemoryError } from '../../domain/errors.js';
 /**
  * Search over the `interactions` container (see `COSMOS_CONTAINERS.interactions`), which holds two kinds of document:
  *
- * - interaction windows, written by `CosmosInteractionStore`, with no `kind` property;
+ * - interactions, written by `CosmosInteractionStore`, with no `kind` property;
  * - one searchable document per turn (`kind: 'turn'`), written by `indexTurns`. Its text is stored in `content` and its
  *   embedding in `contentVector`, so the container's existing full-text path `/content` and vector path
- *   `/contentVector` (cosine, DiskANN) cover turns and windows alike.
+ *   `/contentVector` (cosine, DiskANN) cover turns and interactions alike.
  *
  * Every query stays in the user's logical partition (`partitionKey` option plus `c.userId = @userId`). The scoring
  * functions (`VectorDistance`, `FullTextScore`, `RRF`) only run on real Cosmos DB, not on the wire fake used in tests,
@@ -28,7 +28,7 @@ import { MemoryError } from '../../domain/errors.js';
  *   integer. Plain vector queries (`ORDER BY VectorDistance(...)`, no `RANK`) keep `TOP @limit`.
  */
 
-/** The container path of the turn / window text covered by the full-text policy. */
+/** The container path of the turn / interaction text covered by the full-text policy. */
 const TEXT_PATH = 'c.content';
 
 /** Search terms sent per query: enough for a question, few enough to keep the BM25 query cheap. */
@@ -71,21 +71,38 @@ export function searchTerms(text: string, max = MAX_SEARCH_TERMS): string[] {
 export type Granularity = 'turn' | 'interaction';
 export type VectorPath = 'contentVector' | 'summaryVector';
 
+/**
+ * Where a kind of document's search filters look; the one `WHERE` builder (`filterClause`) turns a query's filters into
+ * conditions on these paths, for interactions and turns here and for insights and session summaries in `insight-search.ts`.
+ */
+export interface FilterShape {
+  /** Conditions every searchable document of the kind meets (its kind, its liveness). */
+  readonly base: readonly string[];
+  /** The session filter's condition, on `@sessionId`. */
+  readonly session: string;
+  /** The agent filter's condition, on `@agentId` unless the caller binds another parameter. */
+  readonly agent: string;
+  /** The time the `from` / `to` filters compare. */
+  readonly time: string;
+}
+
 /** What each granularity selects, how it is told apart, and where its filters look. */
 const SHAPES = {
   turn: {
     select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp',
-    kind: "c.kind = 'turn'",
+    base: ["c.kind = 'turn'"],
+    session: 'c.sessionId = @sessionId',
     agent: 'c.agentId = @agentId',
     time: 'c.timestamp',
   },
   interaction: {
     select: 'c.id, c.sessionId, c.seqRange, c.turnIds, c.agentIds, c.summary, c.startedAt',
-    kind: 'NOT IS_DEFINED(c.kind)',
+    base: ['NOT IS_DEFINED(c.kind)'],
+    session: 'c.sessionId = @sessionId',
     agent: 'ARRAY_CONTAINS(c.agentIds, @agentId)',
     time: 'c.startedAt',
   },
-} as const satisfies Record<Granularity, { select: string; kind: string; agent: string; time: string }>;
+} as const satisfies Record<Granularity, FilterShape & { select: string }>;
 
 /** Times are stored as `toISOString()` strings (UTC, milliseconds), so a filter bound is normalised the same way and compared as a string. */
 export function isoBound(name: 'from' | 'to', value: string): string {
@@ -99,18 +116,21 @@ export function checkLimit(limit: number): number {
   return limit;
 }
 
-/** `WHERE` clause: the user, the document kind, optional extra conditions, then the query's filters. */
-function where(query: SearchQuery, granularity: Granularity, parameters: SqlParameter[], extra: string[]): string {
-  const shape = SHAPES[granularity];
+/**
+ * `WHERE` clause: the user, the shape's base conditions, optional extra conditions, then the query's filters, binding
+ * their parameters. An agent filter binds `@agentId` to the agent, or `agentParameter` when the shape's agent condition
+ * needs something else (insights: the agent's sessions).
+ */
+export function filterClause(query: SearchQuery, shape: FilterShape, parameters: SqlParameter[], extra: readonly string[], agentParameter?: SqlParameter): string {
   parameters.push({ name: '@userId', value: query.userId });
-  const clauses = ['c.userId = @userId', shape.kind, ...extra];
+  const clauses = ['c.userId = @userId', ...shape.base, ...extra];
   const { sessionId, agentId, from, to } = query.filters;
   if (sessionId) {
     parameters.push({ name: '@sessionId', value: sessionId });
-    clauses.push('c.sessionId = @sessionId');
+    clauses.push(shape.session);
   }
   if (agentId) {
-    parameters.push({ name: '@agentId', value: agentId });
+    parameters.push(agentParameter ?? { name: '@agentId', value: agentId });
     clauses.push(shape.agent);
   }
   if (from) {
@@ -142,7 +162,7 @@ export function buildVectorQuery(query: SearchQuery, granularity: Granularity, p
   if (!query.vector) return null;
   if (granularity === 'turn' && path !== 'contentVector') throw new RangeError('Turn documents only have a contentVector');
   const parameters: SqlParameter[] = [];
-  const filter = where(query, granularity, parameters, ['c.embeddingModel = @model']);
+  const filter = filterClause(query, SHAPES[granularity], parameters, ['c.embeddingModel = @model']);
   parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: query.vector.values }, { name: '@limit', value: checkLimit(query.limit) });
   return {
     query: `SELECT TOP @limit ${SHAPES[granularity].select} FROM c ${filter} ORDER BY VectorDistance(c.${path}, @vector)`,
@@ -159,7 +179,7 @@ export function buildFullTextQuery(query: SearchQuery, granularity: Granularity,
   if (terms.length === 0) return null;
   const limit = checkLimit(query.limit);
   const parameters: SqlParameter[] = [];
-  const filter = where(query, granularity, parameters, []);
+  const filter = filterClause(query, SHAPES[granularity], parameters, []);
   // One parameter per term, shared by the filter and the score.
   const args = termParameters(terms, parameters);
   return {
@@ -173,11 +193,11 @@ export function buildFullTextQuery(query: SearchQuery, granularity: Granularity,
  * the range index on `/speaker`; its charge grows with the user's distinct speakers, not with their turns.
  */
 export function buildSpeakersQuery(userId: string): SqlQuerySpec {
-  return { query: `SELECT DISTINCT VALUE c.speaker FROM c WHERE c.userId = @userId AND ${SHAPES.turn.kind}`, parameters: [{ name: '@userId', value: userId }] };
+  return { query: `SELECT DISTINCT VALUE c.speaker FROM c WHERE c.userId = @userId AND ${SHAPES.turn.base.join(' AND ')}`, parameters: [{ name: '@userId', value: userId }] };
 }
 
 export interface HybridOptions {
-  /** Vector compared with the query embedding (default `contentVector`; windows also have `summaryVector`). */
+  /** Vector compared with the query embedding (default `contentVector`; interactions also have `summaryVector`). */
   vectorPath?: VectorPath;
   /** RRF weights for [vector, full text]; finite non-negative numbers, inlined as a literal array. */
   weights?: readonly [number, number];
@@ -206,7 +226,7 @@ export function buildHybridQuery(
   const weights = options.weights;
   if (weights && !weights.every((w) => Number.isFinite(w) && w >= 0)) throw new RangeError(`RRF weights must be finite and non-negative, got ${weights.join(', ')}`);
   const parameters: SqlParameter[] = [];
-  const filter = where(query, granularity, parameters, ['c.embeddingModel = @model']);
+  const filter = filterClause(query, SHAPES[granularity], parameters, ['c.embeddingModel = @model']);
   parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: query.vector.values });
   const args = termParameters(terms, parameters);
   const weightArg = weights ? `, [${weights.join(', ')}]` : '';

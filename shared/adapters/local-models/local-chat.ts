@@ -1,5 +1,5 @@
-import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput } from '../../application/model-tasks.js';
-import type { ChatMessage, ChatModel, Meter, ModelTier, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
+import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput, type ModelTier } from '../../application/model-tasks.js';
+import type { ChatMessage, ChatModel, Meter, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
 import { MemoryError } from '../../domain/errors.js';
 import { countTokens } from '../../domain/tokens.js';
 import { solveLocalTask } from './local-tasks.js';
@@ -17,7 +17,7 @@ export type LocalTaskRunner = <K extends ChatTaskName>(task: K, input: ChatTaskI
  * no model endpoint, but what it produces is extractive and rule-based:
  * - `windowMetadata` / `sessionSummary`: summaries are sentences quoted from the conversation, chosen by word
  *   frequency and bounded in length; topics and entities come from the compromise NLP tagger and a few patterns;
- *   the cumulative summary is the previous one plus the window's, oldest sentences dropped when it grows too long.
+ *   the cumulative summary is the previous one plus the interaction's, oldest sentences dropped when it grows too long.
  * - `sessionInsights`: keyword and pattern rules per configured category over the user's own statements (unknown
  *   categories match by the words of their name), restated in the third person where a simple rewrite is safe.
  * - `longTermProfile`: insights grouped by category; a newer statement replaces an older one only for a short list of

@@ -93,7 +93,7 @@ const errorReply = (id: number, error: unknown): ModelReply => ({
 });
 
 /**
- * One request at a time. Chat tasks go before waiting embedding batches: a projection runs a window's task before it
+ * One request at a time. Chat tasks go before waiting embedding batches: a projection runs an interaction's task before it
  * embeds, so a task queued behind other sessions' embeddings would hold its whole session back. Each caller waits for
  * one answer before it asks again, so its own requests keep their order.
  */

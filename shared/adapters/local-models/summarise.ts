@@ -88,7 +88,7 @@ const LABELLED = /^(User|Assistant|Tool|System): (.*)$/s;
 const ELLIPSIS = '… ';
 
 /**
- * The running summary extended by a window's summary: previous + new, without sentences already in it. When it outgrows
+ * The running summary extended by an interaction's summary: previous + new, without sentences already in it. When it outgrows
  * `max`, the oldest sentences are dropped whole (the newest part is kept, opening with `…`), and every kept sentence
  * keeps its speaker label, so the text stays readable. Works on summaries from other models too (no labels).
  */

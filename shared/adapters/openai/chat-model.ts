@@ -1,6 +1,6 @@
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput } from '../../application/model-tasks.js';
-import type { ChatMessage, ChatModel, ModelTier, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
+import { CHAT_TASKS, type ChatTaskInput, type ChatTaskName, type ChatTaskOutput, type ModelTier } from '../../application/model-tasks.js';
+import type { ChatMessage, ChatModel, ToolCallRequest, ToolDefinition } from '../../application/ports.js';
 import { renderTaskPrompt } from '../../application/prompts.js';
 import { MemoryError } from '../../domain/errors.js';
 import { InvalidModelOutput, withOneRetryOnInvalidOutput, type CallContext, type ModelEndpoint, type Tokens } from './endpoint.js';

@@ -4,7 +4,7 @@ import { OpenAIEmbedder } from './embedder.js';
 import { createClient, ModelEndpoint, retryPolicy } from './endpoint.js';
 import type { OpenAIModelOptions } from './options.js';
 
-export { openAIOptionsFromSettings, type ModelNames, type OpenAIModelOptions, type RetryPolicy } from './options.js';
+export { openAIOptionsFromSettings, type ModelNames, type ModelSettings, type OpenAIModelOptions, type RetryPolicy } from './options.js';
 
 /**
  * The hosted models (Azure OpenAI or any OpenAI-compatible endpoint) behind the ChatModel and Embedder ports, sharing

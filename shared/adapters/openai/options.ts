@@ -1,5 +1,3 @@
-import type { Settings } from '../../platform/config.js';
-
 /** Deployment names (Azure OpenAI) or model names (OpenAI-compatible) per use. */
 export interface ModelNames {
   /** Reflection and synthesis. */
@@ -59,12 +57,31 @@ export type OpenAIModelOptions = CommonOptions &
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
+/** The app settings the hosted model adapters read (the platform's `Settings` has them; the adapter does not import it). */
+export interface ModelSettings {
+  MODEL_PROVIDER: string;
+  AZURE_OPENAI_ENDPOINT?: string | undefined;
+  AZURE_OPENAI_API_KEY?: string | undefined;
+  AZURE_OPENAI_API_VERSION: string;
+  AZURE_OPENAI_CHAT_DEPLOYMENT: string;
+  AZURE_OPENAI_MINI_DEPLOYMENT: string;
+  AZURE_OPENAI_EMBEDDING_DEPLOYMENT: string;
+  OPENAI_BASE_URL?: string | undefined;
+  OPENAI_API_KEY?: string | undefined;
+  OPENAI_CHAT_MODEL: string;
+  OPENAI_MINI_MODEL: string;
+  OPENAI_EMBEDDING_MODEL: string;
+  EMBEDDING_DIMENSIONS: number;
+  MODEL_TIMEOUT_MS: number;
+  MODEL_MAX_RETRIES: number;
+}
+
 /**
  * Maps the app settings to adapter options for MODEL_PROVIDER `azure-openai` or `openai`. Throws naming the missing
  * setting: AZURE_OPENAI_ENDPOINT for Azure (the key is optional: identity is the default), OPENAI_API_KEY for OpenAI
  * (OPENAI_BASE_URL defaults to api.openai.com; a keyless local server takes any placeholder key).
  */
-export function openAIOptionsFromSettings(settings: Settings): OpenAIModelOptions {
+export function openAIOptionsFromSettings(settings: ModelSettings): OpenAIModelOptions {
   const common = {
     dimensions: settings.EMBEDDING_DIMENSIONS,
     timeoutMs: settings.MODEL_TIMEOUT_MS,

@@ -4,6 +4,7 @@ import type { SessionDocument } from '../../contracts/sessions.js';
 import type { Retriever } from '../../contracts/facts.js';
 import type { InsightStore, SessionDirectory, SessionSummaryRef } from '../../application/ports.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
+import { sessionSeqRange } from '../../domain/chunking.js';
 import type { Db } from './db.js';
 
 /** The query text as an OR of its English lexemes (as interaction full text does); `$n` is the text parameter. */
@@ -22,10 +23,6 @@ function timeFilters(query: SearchQuery, params: unknown[], time: string): strin
     ...(query.filters.to ? [`${time} <= ${param(params, query.filters.to)}::timestamptz`] : []),
   ];
 }
-
-/** A session's turns: seqs start at 1 and the final prune (before summary and reflection) chunks through the last turn. */
-const sessionSeqRange = (chunkedThroughSeq: number | null): [number, number] | undefined =>
-  chunkedThroughSeq !== null && chunkedThroughSeq >= 1 ? [1, chunkedThroughSeq] : undefined;
 
 /** Insights (vector in a pgvector column, the rest as JSON) and the one profile row per user. */
 export class PostgresInsightStore implements InsightStore {

@@ -5,8 +5,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { retrieveMemory, searchMemories, storeMemory } from '../../application/artifacts.js';
 import { getContext } from '../../application/get-context.js';
-import { ArtifactKey, ContentKind, GetMemoryQuery, StoreMemoryBody, Transform, TtlClass } from '../../contracts/artifacts.js';
-import { Id } from '../../contracts/ids.js';
+import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody } from '../../contracts/artifacts.js';
+import { ContextQuery } from '../../contracts/context.js';
+import { Id, SessionKey } from '../../contracts/ids.js';
 import { MemoryError } from '../../domain/errors.js';
 import type { Runtime } from '../composition.js';
 
@@ -24,7 +25,7 @@ async function run(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
 }
 
 /**
- * The MCP face of detail memory (seed 002's wrapper): store_memory, retrieve_memory, search_memory and get_context,
+ * The MCP face of detail memory (seed 002's wrapper) over artifacts: store_memory, retrieve_memory, search_memory and get_context,
  * each calling the use case behind the HTTP API. Tools take the userId like the API's path does.
  */
 export function createMcpServer(runtime: Runtime): McpServer {
@@ -34,22 +35,8 @@ export function createMcpServer(runtime: Runtime): McpServer {
     'store_memory',
     {
       description:
-        'Store content (a tool output, file, query result, note) in detail memory. Returns its key, description, token count and expiresAt; cite it later as [MemoryRef: <key>]. Kept for good unless ttlClass or ttlSeconds says otherwise; once expired it is gone.',
-      inputSchema: {
-        userId: Id,
-        content: z.string().min(1),
-        key: ArtifactKey.optional(),
-        type: z.string().min(1).max(64).optional(),
-        source: z.string().min(1).max(256).optional(),
-        tags: z.array(z.string()).max(32).optional(),
-        description: z.string().min(1).max(2000).optional(),
-        contentKind: ContentKind.optional(),
-        sessionId: Id.optional(),
-        agentId: Id.optional(),
-        goal: z.string().max(2000).optional().describe('Your current goal: the description then says what in the content matters for it.'),
-        ttlClass: TtlClass.optional().describe('How long to keep it: working (30 min), session (2 h), episodic (7 days), semantic (permanent, the default).'),
-        ttlSeconds: z.number().int().optional().describe('How long to keep it in seconds (60 to 31536000), instead of ttlClass.'),
-      },
+        'Store content (a tool output, file, query result, note) as an artifact in detail memory. Returns its key, description, token count and expiresAt; cite it later as [MemoryRef: <key>]. Kept for good unless ttlClass or ttlSeconds says otherwise; once expired it is gone.',
+      inputSchema: { userId: Id, ...StoreMemoryBody.shape },
     },
     ({ userId, ...input }) => run(async () => text(await storeMemory(runtime, userId, StoreMemoryBody.parse(input)))),
   );
@@ -58,8 +45,8 @@ export function createMcpServer(runtime: Runtime): McpServer {
     'retrieve_memory',
     {
       description:
-        'Fetch a memory by key (the <key> of a [MemoryRef: <key> - …] placeholder). transform: full (default), excerpt (n chars), summary, first_n / last_n (n lines), filtered (lines matching pattern).',
-      inputSchema: { userId: Id, key: ArtifactKey, transform: Transform.optional(), n: z.number().int().min(1).optional(), pattern: z.string().min(1).max(512).optional() },
+        'Fetch an artifact by key (the <key> of a [MemoryRef: <key> - …] placeholder). transform: full (default), excerpt (n chars), summary, first_n / last_n (n lines), filtered (lines matching pattern).',
+      inputSchema: { ...MemoryKeyParams.shape, ...GetMemoryQuery.shape },
     },
     ({ userId, key, ...query }) =>
       run(async () => {
@@ -72,21 +59,21 @@ export function createMcpServer(runtime: Runtime): McpServer {
   server.registerTool(
     'search_memory',
     {
-      description: "Search the user's stored memories (descriptions and contents) by words; returns keys, descriptions and excerpts, best first.",
-      inputSchema: { userId: Id, query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(50).optional() },
+      description: "Search the user's artifacts (descriptions and contents) by words; returns keys, descriptions and excerpts, best first.",
+      inputSchema: { userId: Id, ...SearchMemoriesQuery.shape },
     },
-    ({ userId, query, limit }) => run(async () => text({ hits: await searchMemories(runtime, userId, query, limit ?? 5) })),
+    ({ userId, query, limit }) => run(async () => text({ hits: await searchMemories(runtime, userId, query, limit) })),
   );
 
   server.registerTool(
     'get_context',
     {
       description: 'The compact context block of a session: summary plus active turns, large outputs as [MemoryRef: …] placeholders (listed in memoryRefs).',
-      inputSchema: { userId: Id, sessionId: Id, maxTokens: z.number().int().min(64).max(1_000_000).optional() },
+      inputSchema: { ...SessionKey.shape, ...ContextQuery.shape },
     },
-    ({ userId, sessionId, maxTokens }) =>
+    ({ userId, sessionId, ...query }) =>
       run(async () => {
-        const context = await getContext(runtime, { userId, sessionId }, maxTokens === undefined ? {} : { maxTokens });
+        const context = await getContext(runtime, { userId, sessionId }, query);
         return { content: [{ type: 'text', text: context.text }, { type: 'text', text: JSON.stringify({ tokens: context.tokens, memoryRefs: context.memoryRefs }) }] };
       }),
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fullWindows, interactionId } from '../../../shared/domain/chunking.js';
+import { fullWindows, interactionId, sessionSeqRange } from '../../../shared/domain/chunking.js';
 import { turns } from '../../support/builders.js';
 
 describe('fullWindows', () => {
@@ -28,5 +28,15 @@ describe('interactionId', () => {
   it('is the same for the same window and sorts by seq', () => {
     expect(interactionId('s1', 11)).toBe(interactionId('s1', 11));
     expect([interactionId('s1', 101), interactionId('s1', 11)].sort()).toEqual([interactionId('s1', 11), interactionId('s1', 101)]);
+  });
+});
+
+describe('sessionSeqRange', () => {
+  it('given a session chunked through seq 42, spans its turns from seq 1', () => {
+    expect(sessionSeqRange(42)).toEqual([1, 42]);
+  });
+
+  it('given nothing chunked (null, unknown or 0), has no range', () => {
+    expect([sessionSeqRange(null), sessionSeqRange(undefined), sessionSeqRange(0)]).toEqual([undefined, undefined, undefined]);
   });
 });

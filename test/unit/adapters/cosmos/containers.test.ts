@@ -23,13 +23,14 @@ describe('Cosmos container definitions', () => {
       }
     }
     expect(byId(3).get('interactions')?.vectorEmbeddingPolicy?.vectorEmbeddings.map((v) => v.path)).toEqual(['/contentVector', '/summaryVector']);
+    expect(byId(3).get('artifacts')?.vectorEmbeddingPolicy).toBeUndefined();
   });
 
   it('indexes the text fields for full-text search in English', () => {
     const defs = byId(8);
     expect(defs.get('interactions')?.fullTextPolicy).toEqual({
       defaultLanguage: 'en-US',
-      fullTextPaths: ['/content', '/summary', '/topics', '/entities'].map((path) => ({ path, language: 'en-US' })),
+      fullTextPaths: ['/content', '/summary'].map((path) => ({ path, language: 'en-US' })),
     });
     for (const def of defs.values()) {
       expect(def.indexingPolicy?.fullTextIndexes ?? []).toEqual((def.fullTextPolicy?.fullTextPaths ?? []).map(({ path }) => ({ path })));
