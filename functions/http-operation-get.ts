@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { OperationId } from '../shared/contracts/operations.js';
 import { notFound } from '../shared/domain/errors.js';
 import { orchestrationClient } from '../shared/platform/durable.js';
 import { defineFunction, httpDurable } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-const Params = z.object({ operationId: z.string().regex(/^[A-Za-z0-9._:-]{1,300}$/) });
+const Params = z.object({ operationId: OperationId });
 
 export const handler = httpHandler({ params: Params }, async ({ params }, ctx) => {
   const status = await orchestrationClient(ctx).status(params.operationId);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Id } from '../shared/contracts/ids.js';
-import { ORCHESTRATIONS, reflectionInstanceId } from '../shared/contracts/insights.js';
+import { ORCHESTRATIONS, reflectionInstanceId } from '../shared/contracts/operations.js';
 import { getRuntime } from '../shared/platform/composition.js';
 import { orchestrationClient } from '../shared/platform/durable.js';
 import { defineFunction, httpDurable } from '../shared/platform/functions.js';

@@ -1,26 +1,21 @@
-import type { OrchestrationContext, Task } from 'durable-functions';
-import type { z } from 'zod';
-import type { AggregationResult, CompletionResult, FinalPruneResult, ReflectionResult, SummaryResult } from '../shared/application/session-end.js';
-import { SessionEndInput } from '../shared/contracts/insights.js';
-import { modelRetry } from '../shared/platform/durable.js';
+import type { OrchestrationContext } from 'durable-functions';
+import { sessionEnd, type SessionEndOutput } from '../shared/application/workflows/session-end.js';
 import { defineFunction, orchestration } from '../shared/platform/functions.js';
+import { callStep, type Orchestration } from '../shared/platform/workflows.js';
 
 /**
- * Session end: final prune → session summary → session reflection → no-insight aggregation (only after a no-insight
- * reflection) → status `completed`. Deterministic: no I/O, time from `currentUtcDateTime`. Instance id
- * `session-end:<user>:<session>`. Model-calling steps retry with backoff.
+ * Session end (steps in shared/application/workflows/session-end.ts): final prune → session summary → session
+ * reflection → no-insight aggregation (only after a no-insight reflection) → status `completed`. Deterministic: no I/O,
+ * time from `currentUtcDateTime`. Instance id from `sessionEndInstanceId`.
  */
-export function* sessionEndOrchestrator(context: OrchestrationContext): Generator<Task, unknown, unknown> {
-  const key = SessionEndInput.parse(context.df.getInput());
-  const retry = modelRetry();
-  const prune = (yield context.df.callActivityWithRetry('activity-session-prune', retry, key)) as z.infer<typeof FinalPruneResult>;
-  const summary = (yield context.df.callActivityWithRetry('activity-session-summarise', retry, key)) as z.infer<typeof SummaryResult>;
-  const reflection = (yield context.df.callActivityWithRetry('activity-session-reflect', retry, key)) as z.infer<typeof ReflectionResult>;
-  const aggregation =
-    reflection.reflectionFlag === 'no-insight'
-      ? ((yield context.df.callActivityWithRetry('activity-insights-aggregate', retry, { userId: key.userId })) as z.infer<typeof AggregationResult>)
-      : null;
-  const completion = (yield context.df.callActivity('activity-session-complete', key)) as z.infer<typeof CompletionResult>;
+export function* sessionEndOrchestrator(context: OrchestrationContext): Orchestration<SessionEndOutput> {
+  const key = sessionEnd.input.parse(context.df.getInput());
+  const { steps } = sessionEnd;
+  const prune = yield* callStep(context, steps.prune, key);
+  const summary = yield* callStep(context, steps.summarise, key);
+  const reflection = yield* callStep(context, steps.reflect, key);
+  const aggregation = reflection.reflectionFlag === 'no-insight' ? yield* callStep(context, steps.aggregate, { userId: key.userId }) : null;
+  const completion = yield* callStep(context, steps.complete, key);
   return {
     ...key,
     finishedAt: context.df.currentUtcDateTime.toISOString(),
@@ -33,4 +28,4 @@ export function* sessionEndOrchestrator(context: OrchestrationContext): Generato
   };
 }
 
-export default defineFunction({ name: 'orch-session-end', trigger: orchestration(), handler: sessionEndOrchestrator });
+export default defineFunction({ name: sessionEnd.name, trigger: orchestration(), handler: sessionEndOrchestrator });

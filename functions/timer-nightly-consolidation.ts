@@ -1,5 +1,5 @@
 import type { InvocationContext, Timer } from '@azure/functions';
-import { nightlyInstanceId, ORCHESTRATIONS } from '../shared/contracts/insights.js';
+import { nightlyInstanceId, ORCHESTRATIONS } from '../shared/contracts/operations.js';
 import { getRuntime } from '../shared/platform/composition.js';
 import { orchestrationClient } from '../shared/platform/durable.js';
 import { defineFunction, timer } from '../shared/platform/functions.js';

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { isTurn, SCHEMA_VERSION, type EventDraft, type MemoryEvent } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
-import { ORCHESTRATIONS, sessionEndInstanceId, type InsightDocument } from '../contracts/insights.js';
+import type { InsightDocument } from '../contracts/insights.js';
+import { ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { notFound } from '../domain/errors.js';
 import { insightId } from '../domain/reflection.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { ExtractedInsight } from './model-tasks.js';
+import type { OrchestrationClient } from './operation-ports.js';
 import type { Deps, ReflectionConfig } from './ports.js';
 import { append, applyEvents, projectSession } from './project-session.js';
 import { decideAggregation, decideCompletion, decideEnd, decideReflection, decideSummary, newSession, sessionOf } from '../domain/session.js';
@@ -165,31 +167,26 @@ export async function completeSession(deps: SessionEndDeps, key: SessionKey): Pr
   return { status, reflectionStatus };
 }
 
-/** Starts an orchestration once per instance id (the Durable client, or the local durable runner). */
-export interface OrchestrationStarter {
-  start(name: string, instanceId: string, input: unknown): Promise<{ instanceId: string; started: boolean }>;
-}
-
 /**
  * Ends a session (HTTP, Service Bus or idle timeout): records the request and starts the session-end orchestration
  * under an id derived from the session, so ending twice runs it once. The operation id is that instance id.
  */
-export async function endSession(deps: Pick<Deps, 'events' | 'sessions' | 'clock'>, starter: OrchestrationStarter, key: SessionKey, reason: 'client' | 'idle'): Promise<{ operationId: string; started: boolean }> {
+export async function endSession(deps: Pick<Deps, 'events' | 'sessions' | 'clock'>, orchestrations: Pick<OrchestrationClient, 'start'>, key: SessionKey, reason: 'client' | 'idle'): Promise<{ operationId: string; started: boolean }> {
   await requestSessionEnd(deps, key, reason);
-  const { instanceId, started } = await starter.start(ORCHESTRATIONS.sessionEnd, sessionEndInstanceId(key.userId, key.sessionId), { userId: key.userId, sessionId: key.sessionId });
+  const { instanceId, started } = await orchestrations.start(ORCHESTRATIONS.sessionEnd, sessionEndInstanceId(key.userId, key.sessionId), { userId: key.userId, sessionId: key.sessionId });
   return { operationId: instanceId, started };
 }
 
 /** The idle timeout: every active session without a turn for `timeoutMinutes` is ended (reason `idle`). */
 export async function endIdleSessions(
   deps: Pick<Deps, 'events' | 'sessions' | 'directory' | 'clock'>,
-  starter: OrchestrationStarter,
+  orchestrations: Pick<OrchestrationClient, 'start'>,
   timeoutMinutes: number,
   limit = 500,
 ): Promise<{ ended: string[] }> {
   const cutoff = new Date(deps.clock.now().getTime() - timeoutMinutes * 60_000);
   const idle = await deps.directory.idleSessions(cutoff, limit);
   const ended: string[] = [];
-  for (const key of idle) ended.push((await endSession(deps, starter, key, 'idle')).operationId);
+  for (const key of idle) ended.push((await endSession(deps, orchestrations, key, 'idle')).operationId);
   return { ended };
 }

@@ -9,3 +9,4 @@ export * from './service-bus.js';
 export * from './facts.js';
 export * from './artifacts.js';
 export * from './insights.js';
+export * from './operations.js';

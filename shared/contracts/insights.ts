@@ -63,35 +63,3 @@ export type InsightsQuery = z.infer<typeof InsightsQuery>;
 
 /** An insight as the API returns it (no vector). */
 export type InsightView = Omit<InsightDocument, 'insightVector'>;
-
-/** GET /operations/{id} */
-export const OperationStatus = z.object({
-  operationId: z.string(),
-  name: z.string(),
-  status: z.enum(['pending', 'running', 'completed', 'failed']),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
-  output: z.unknown().optional(),
-  error: z.string().optional(),
-});
-export type OperationStatus = z.infer<typeof OperationStatus>;
-
-/** The orchestrations' inputs. */
-export const SessionEndInput = z.object({ userId: Id, sessionId: Id });
-export type SessionEndInput = z.infer<typeof SessionEndInput>;
-export const LongTermReflectionInput = z.object({ userId: Id });
-export type LongTermReflectionInput = z.infer<typeof LongTermReflectionInput>;
-export const NightlyInput = z.object({ since: z.iso.datetime(), runId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/), parallelism: z.number().int().min(1).max(64) });
-export type NightlyInput = z.infer<typeof NightlyInput>;
-
-/** Instance ids are derived from what the orchestration acts on, so starting twice is harmless. */
-export const sessionEndInstanceId = (userId: string, sessionId: string) => `session-end:${userId}:${sessionId}`;
-export const reflectionInstanceId = (userId: string, runId: string) => `reflection:${userId}:${runId}`;
-export const nightlyInstanceId = (runId: string) => `nightly:${runId}`;
-
-/** The orchestrations' names (functions/orch-*.ts). */
-export const ORCHESTRATIONS = {
-  sessionEnd: 'orch-session-end',
-  longTermReflection: 'orch-long-term-reflection',
-  nightlyConsolidation: 'orch-nightly-consolidation',
-} as const;

@@ -1,15 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
-import type { ZodType } from 'zod';
-import type { OperationStatus } from '../contracts/insights.js';
-import type { ActivityHandler } from './functions.js';
-
-/** What functions need from Durable Functions' client: start an instance once, read its status. */
-export interface OrchestrationClient {
-  /** Starts `name` as `instanceId` unless that instance exists already (then `started` is false). */
-  start(name: string, instanceId: string, input: unknown): Promise<{ instanceId: string; started: boolean }>;
-  status(instanceId: string): Promise<OperationStatus | null>;
-}
+import type { OrchestrationClient } from '../application/operation-ports.js';
+import type { OperationStatus } from '../contracts/operations.js';
 
 let local: OrchestrationClient | undefined;
 
@@ -63,17 +55,4 @@ export function orchestrationClient(ctx: InvocationContext): OrchestrationClient
       return { instanceId, started: true };
     },
   };
-}
-
-/** An activity: input parsed with its schema, the use case run, and its result checked before it enters the history. */
-export function activityHandler<I, O>(input: ZodType<I>, output: ZodType<O>, run: (input: I) => Promise<O>): ActivityHandler {
-  return async (raw) => output.parse(await run(input.parse(raw)));
-}
-
-/** The retry policy of activities that call models or stores: 4 attempts, 2 s doubling, at most 30 s apart. */
-export function modelRetry(): df.RetryOptions {
-  const retry = new df.RetryOptions(2_000, 4);
-  retry.backoffCoefficient = 2;
-  retry.maxRetryIntervalInMilliseconds = 30_000;
-  return retry;
 }

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationContext } from '@azure/functions';
-import type { OperationStatus } from '../../contracts/insights.js';
-import type { OrchestrationClient } from '../durable.js';
+import type { OrchestrationClient } from '../../application/operation-ports.js';
+import type { OperationStatus } from '../../contracts/operations.js';
 import type { ActivityHandler, FunctionDescriptor, OrchestrationHandler } from '../functions.js';
 import type { DurableStateStore, HistoryEvent, InstanceState } from './durable-state.js';
 import { invocationContext } from './invocation.js';

@@ -216,6 +216,17 @@ describe('session end and long-term reflection (handlers + local durable runner)
     expect(events.find((e) => e.type === 'SessionEndRequested')).toMatchObject({ data: { reason: 'idle' } });
   });
 
+  it('ends a session whose ids are the longest allowed: the operation id fits Durable\'s limit, is stable, and reads back', async () => {
+    const [userId, sessionId] = ['u'.repeat(128), 's'.repeat(128)];
+    await appendTurns(runtime, { userId, sessionId }, { turns: [{ role: 'user', content: 'I am 52 and want to retire at 65.' }, { role: 'assistant', content: 'Noted.' }] });
+    const operationId = await end(userId, sessionId);
+    expect(operationId).toMatch(/^session-end:[0-9a-f]{64}$/);
+    expect(await end(userId, sessionId)).toBe(operationId);
+    expect((await runner.waitFor(operationId)).status).toBe('completed');
+    const op = json(await operationHandler(request('GET', `v1/operations/${operationId}`, { params: { operationId } }), context('http-operation-get')));
+    expect(op).toMatchObject({ operationId, name: 'orch-session-end', status: 'completed', output: { userId, sessionId, status: 'completed' } });
+  });
+
   it('answers 404 for unknown sessions, operations and profiles', async () => {
     const res = await endHandler(request('POST', 'v1/users/nobody/sessions/none/end', { params: { userId: 'nobody', sessionId: 'none' } }), context('x'));
     expect(res.status).toBe(404);

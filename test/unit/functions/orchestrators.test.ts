@@ -127,6 +127,15 @@ describe('orch-long-term-reflection', () => {
 
 describe('orch-nightly-consolidation', () => {
   const input = { since: '2026-01-04T03:00:00.000Z', runId: '20260105T03', parallelism: 2 };
+  /** A long-term reflection's output; one that finished before retention shipped has no `expired` / `artifactsExpired`. */
+  const reflected = (userId: string, counts: { updated: boolean; merged: number; expired?: number; artifactsExpired?: number }) => ({
+    userId,
+    version: 1,
+    processed: [],
+    superseded: [],
+    finishedAt: '2026-01-05T03:01:00.000Z',
+    ...counts,
+  });
 
   it('fans out over the active users in batches of `parallelism`, sub-orchestration ids derived from user and run', async () => {
     const h = new History(input).call('activity-users-active', { userIds: ['a', 'b', 'c'] });
@@ -139,11 +148,11 @@ describe('orch-nightly-consolidation', () => {
     h.started();
     const [a, b] = [h.subCreated('orch-long-term-reflection', 'reflection:a:20260105T03'), h.subCreated('orch-long-term-reflection', 'reflection:b:20260105T03')];
     // Completions arrive in any order; results keep the batch order.
-    h.subCompleted(b, { updated: false, merged: 0 }).subCompleted(a, { updated: true, merged: 1, expired: 0, artifactsExpired: 2 });
+    h.subCompleted(b, reflected('b', { updated: false, merged: 0 })).subCompleted(a, reflected('a', { updated: true, merged: 1, expired: 0, artifactsExpired: 2 }));
     const secondBatch = await replay(nightlyConsolidationOrchestrator, h);
     expect(secondBatch.actions.at(-1)).toEqual([{ actionType: 2, functionName: 'orch-long-term-reflection', input: { userId: 'c' }, instanceId: 'reflection:c:20260105T03' }]);
 
-    h.started().subCompleted(h.subCreated('orch-long-term-reflection', 'reflection:c:20260105T03'), { updated: true, merged: 2, expired: 5, artifactsExpired: 3 });
+    h.started().subCompleted(h.subCreated('orch-long-term-reflection', 'reflection:c:20260105T03'), reflected('c', { updated: true, merged: 2, expired: 5, artifactsExpired: 3 }));
     const done = await replay(nightlyConsolidationOrchestrator, h);
     expect(done.isDone).toBe(true);
     // b finished before retention shipped (no `expired`, no `artifactsExpired`): it counts as 0.

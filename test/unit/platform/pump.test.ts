@@ -58,7 +58,8 @@ describe('ChangeFeedPump', () => {
   it('given a burst of single-event appends each followed by wake(), then one read handles them all, long before the next poll', async () => {
     const { feed, append, reads } = memoryFeed();
     const { handler, batches } = recordingHandler();
-    const pump = new ChangeFeedPump(feed, handler, { name: 'p', batchSize: 100, intervalMs: 60_000, coalesceMs: 30 });
+    // The window must outlast the burst on a loaded machine (20 × sleep(1) took over 30 ms on 2 shared cores).
+    const pump = new ChangeFeedPump(feed, handler, { name: 'p', batchSize: 100, intervalMs: 60_000, coalesceMs: 1_000 });
     pump.start();
     await until(() => reads() === 1); // the first pass found an empty feed; the pump now idles for a minute
     const woken = Date.now();

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { Id } from './ids.js';
+
+/**
+ * Operations: the durable orchestrations a request starts (session end, long-term reflection, nightly consolidation).
+ * The operation id the API returns is the orchestration's instance id.
+ */
+
+/** Durable's limit on an instance id (the Storage task hub keys its tables on it). */
+export const MAX_INSTANCE_ID_LENGTH = 256;
+
+/** An operation id as the API accepts it (`GET /operations/{id}`). */
+export const OperationId = z.string().regex(new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_INSTANCE_ID_LENGTH}}$`));
+
+/** GET /operations/{id} */
+export const OperationStatus = z.object({
+  operationId: z.string(),
+  name: z.string(),
+  status: z.enum(['pending', 'running', 'completed', 'failed']),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  output: z.unknown().optional(),
+  error: z.string().optional(),
+});
+export type OperationStatus = z.infer<typeof OperationStatus>;
+
+/** The orchestrations' names (functions/orch-*.ts). */
+export const ORCHESTRATIONS = {
+  sessionEnd: 'orch-session-end',
+  longTermReflection: 'orch-long-term-reflection',
+  nightlyConsolidation: 'orch-nightly-consolidation',
+} as const;
+export type OrchestrationName = (typeof ORCHESTRATIONS)[keyof typeof ORCHESTRATIONS];
+
+/** The orchestrations' inputs. */
+export const SessionEndInput = z.object({ userId: Id, sessionId: Id });
+export type SessionEndInput = z.infer<typeof SessionEndInput>;
+export const LongTermReflectionInput = z.object({ userId: Id });
+export type LongTermReflectionInput = z.infer<typeof LongTermReflectionInput>;
+export const NightlyInput = z.object({ since: z.iso.datetime(), runId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/), parallelism: z.number().int().min(1).max(64) });
+export type NightlyInput = z.infer<typeof NightlyInput>;
+
+/**
+ * An instance id derived from what the orchestration acts on, so starting twice is harmless. The readable form
+ * `<prefix>:<part>:<part>` is kept when it fits in {@link MAX_INSTANCE_ID_LENGTH} and reads back one way only (no part
+ * but the last contains `:`, which ids may hold); otherwise it is `<prefix>:<sha256 hex of the parts>`, stable for the
+ * same parts. For two or more parts the forms never meet: a hashed id has one `:`, a readable one at least two.
+ */
+export function instanceId(prefix: string, ...parts: [string, ...string[]]): string {
+  const readable = `${prefix}:${parts.join(':')}`;
+  const unambiguous = parts.slice(0, -1).every((p) => !p.includes(':'));
+  if (unambiguous && readable.length <= MAX_INSTANCE_ID_LENGTH) return readable;
+  // `\n` is in no id, so the joined key reads back one way.
+  return `${prefix}:${createHash('sha256').update(parts.join('\n')).digest('hex')}`;
+}
+
+export const sessionEndInstanceId = (userId: string, sessionId: string) => instanceId('session-end', userId, sessionId);
+export const reflectionInstanceId = (userId: string, runId: string) => instanceId('reflection', userId, runId);
+export const nightlyInstanceId = (runId: string) => instanceId('nightly', runId);
