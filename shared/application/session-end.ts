@@ -6,12 +6,12 @@ import { ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js
 import type { SessionDocument } from '../contracts/sessions.js';
 import { notFound } from '../domain/errors.js';
 import { insightId } from '../domain/reflection.js';
+import { decideAggregation, decideCompletion, decideEnd, decideReflection, decideSummary, newSession, sessionOf } from '../domain/session.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { ExtractedInsight } from './model-tasks.js';
 import type { OrchestrationClient } from './operation-ports.js';
 import type { Deps, ReflectionConfig } from './ports.js';
 import { append, applyEvents, projectSession } from './project-session.js';
-import { decideAggregation, decideCompletion, decideEnd, decideReflection, decideSummary, newSession, sessionOf } from '../domain/session.js';
 
 export type SessionEndDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'insights' | 'directory' | 'chat' | 'embedder' | 'clock' | 'memory'> & {
   reflection: ReflectionConfig;

@@ -40,9 +40,9 @@ export const sessionEnd = workflow({
   steps: {
     /** Step 1: project what is left and chunk the trailing partial window. Idempotent. */
     prune: step({ name: 'activity-session-prune', input: SessionKey, output: FinalPruneResult, retry: MODEL_RETRY, run: (deps: SessionEndDeps, key) => finalPrune(deps, key) }),
-    /** Step 2: the session summary with its vector and key topics (reused if already stored). */
+    /** Step 2: the session summary and key topics, recorded as `SessionSummarised` (reused if recorded). */
     summarise: step({ name: 'activity-session-summarise', input: SessionKey, output: SummaryResult, retry: MODEL_RETRY, run: (deps: SessionEndDeps, key) => summariseSession(deps, key) }),
-    /** Step 3: insights (deterministic ids) or `no-insight`; the session's reflection status. */
+    /** Step 3: insights (deterministic ids) or `no-insight`, recorded as `SessionReflected`. */
     reflect: step({ name: 'activity-session-reflect', input: SessionKey, output: ReflectionResult, retry: MODEL_RETRY, run: (deps: SessionEndDeps, key) => reflectSession(deps, key) }),
     /** Step 4: reflect over the user's no-insight sessions together once enough have piled up. */
     aggregate: step({
@@ -52,7 +52,7 @@ export const sessionEnd = workflow({
       retry: MODEL_RETRY,
       run: (deps: SessionEndDeps, { userId }) => aggregateNoInsightSessions(deps, userId),
     }),
-    /** Last step: the session is `completed`. Not retried: it only writes the status. */
+    /** Last step: `SessionCompleted`. Not retried: it decides from the stream and appends one event. */
     complete: step({ name: 'activity-session-complete', input: SessionKey, output: CompletionResult, run: (deps: SessionEndDeps, key) => completeSession(deps, key) }),
   },
 });
