@@ -10,6 +10,8 @@ export const handler = httpHandler({}, async () => {
     models: { chat: runtime.chat.model, embeddings: runtime.embedder.model, dimensions: runtime.embedder.dimensions },
     memory: runtime.memory,
     modelCalls: runtime.meter.snapshot(),
+    /** Events the projection could not apply and set aside; each session's status lists its own. */
+    projection: { setAsideEvents: await runtime.directory.setAsideEvents() },
   };
 });
 

@@ -23,5 +23,6 @@ export async function getSessionStatus(deps: Pick<Deps, 'events' | 'sessions' | 
     startedAt: s.startedAt,
     lastTurnAt: s.lastTurnAt,
     summary: s.cumulativeSummary,
+    setAside: s.setAside ?? [],
   };
 }

@@ -171,6 +171,8 @@ export interface SessionDirectory extends SessionSummarySearch {
   byReflectionStatus(userId: string, status: SessionDocument['reflectionStatus']): Promise<SessionKey[]>;
   /** Users whose sessions changed at or after `since`. */
   usersActiveSince(since: Date, limit: number): Promise<string[]>;
+  /** How many events the projection has set aside (dead letters), across all users: for /health. */
+  setAsideEvents(): Promise<number>;
 }
 
 /** Session-end and long-term reflection settings. */

@@ -4,7 +4,7 @@ import type { InteractionDocument } from '../contracts/interactions.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
-import { decideInit, decideInteraction, evolve, foldSession, needsInit, newSession, windowsToSummarise } from '../domain/session.js';
+import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, windowsToSummarise } from '../domain/session.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { Deps, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
@@ -52,8 +52,8 @@ async function load(deps: ApplyDeps, key: SessionKey): Promise<Loaded> {
  * rewrites the same rows by id. Returns the interactions written, or null when another projector wrote first.
  */
 async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded): Promise<number | null> {
-  const fresh = events.filter((e) => e.metadata.seq > before.projectedThroughSeq);
-  if (fresh.length === 0) return 0;
+  if (session.projectedThroughSeq === before.projectedThroughSeq) return 0;
+  const fresh = live(session, events.filter((e) => e.metadata.seq > before.projectedThroughSeq));
   const interactions = fresh.filter((e): e is InteractionSummarised => e.type === 'InteractionSummarised' && e.data.fromSeq > before.chunkedThroughSeq);
   const summary = fresh.find((e): e is SessionSummarised => e.type === 'SessionSummarised' && before.summary === undefined);
   const { summaryVector } = await writeDerived(deps, key, events, fresh.filter(isTurn), interactions, summary);
@@ -64,6 +64,12 @@ async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session
     if (error instanceof MemoryError && error.code === 'conflict') return null;
     throw error;
   }
+}
+
+/** The events whose rows are written: all but those set aside. */
+function live(session: SessionDocument, events: readonly MemoryEvent[]): MemoryEvent[] {
+  const setAside = new Set(session.setAside?.map((s) => s.seq));
+  return setAside.size === 0 ? [...events] : events.filter((e) => !setAside.has(e.metadata.seq));
 }
 
 /**
@@ -152,17 +158,47 @@ function interactionDraft(key: SessionKey, event: InteractionSummarised, turns: 
  * decision is appended as an event and then applied like any other. Two projectors that decide the same thing meet
  * at the event store (the event's key is recorded once): the later one applies the earlier one's decision and goes on.
  */
-export async function projectSession(deps: ProjectionDeps, key: SessionKey, options: { final?: boolean } = {}): Promise<ProjectionResult> {
+export async function projectSession(deps: ProjectionDeps, key: SessionKey, options: { final?: boolean; isolate?: boolean } = {}): Promise<ProjectionResult> {
+  try {
+    return await projectOnce(deps, key, options.final ?? false);
+  } catch (error) {
+    // The last retry of a failing batch: an event whose rows the store refuses is set aside, and projection goes on.
+    if (!options.isolate || (error instanceof MemoryError && error.code === 'conflict') || !(await setAsideFailingEvent(deps, key))) throw error;
+    return projectSession(deps, key, options);
+  }
+}
+
+async function projectOnce(deps: ProjectionDeps, key: SessionKey, final: boolean): Promise<ProjectionResult> {
   for (let attempt = 1; ; attempt++) {
     const loaded = await load(deps, key);
     if (loaded.events.length === 0 && !loaded.stored) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten: 0 };
     // Decisions first, so a written document has nothing left to decide: `pending: 0` means summarised too.
-    if (await decide(deps, key, loaded.session, loaded.events, options.final ?? false)) continue;
+    if (await decide(deps, key, loaded.session, loaded.events, final)) continue;
     const written = await write(deps, key, loaded);
     const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
     if (written !== null) return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: written };
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
   }
+}
+
+/**
+ * Writes the rows of each new event alone, in order; the first one the store refuses is set aside (`EventSetAside`,
+ * with the error's class and code). False when every event's rows were written: the failure lies elsewhere (a model,
+ * the session document) and no event is to blame.
+ */
+async function setAsideFailingEvent(deps: ProjectionDeps, key: SessionKey): Promise<boolean> {
+  const { before, session, events } = await load(deps, key);
+  for (const event of live(session, events.filter((e) => e.metadata.seq > before.projectedThroughSeq))) {
+    try {
+      await writeDerived(deps, key, events, event.type === 'TurnAppended' ? [event] : [], event.type === 'InteractionSummarised' ? [event] : [], undefined);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const reason = `${error instanceof Error ? error.name : 'Error'}${typeof code === 'string' || typeof code === 'number' ? ` ${code}` : ''}`.slice(0, 200);
+      await append(deps, key, decideSetAside(session, event.metadata.seq, reason));
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Appends the decisions the projected session calls for; false when there were none. */
@@ -202,14 +238,26 @@ export function touchedSessions(events: readonly MemoryEvent[]): SessionKey[] {
   return [...seen.values()];
 }
 
-/** Projects every session a change-feed batch touched. Sessions are independent, so they run in parallel (bounded). */
-export async function projectChanges(deps: ProjectionDeps, events: readonly MemoryEvent[], parallelism = 4): Promise<ProjectionResult[]> {
+/**
+ * Projects every session a change-feed batch touched. Sessions are independent: they run in parallel (bounded), and
+ * one that fails does not stop the others; the batch then fails with its error, so it is delivered again. `isolate`
+ * (the batch's last retry) sets aside the events whose rows the store refuses.
+ */
+export async function projectChanges(deps: ProjectionDeps, events: readonly MemoryEvent[], options: { isolate?: boolean; parallelism?: number } = {}): Promise<ProjectionResult[]> {
   const queue = touchedSessions(events);
   const results: ProjectionResult[] = [];
+  const failures: unknown[] = [];
   const worker = async () => {
-    for (let key = queue.shift(); key; key = queue.shift()) results.push(await projectSession(deps, key));
+    for (let key = queue.shift(); key; key = queue.shift()) {
+      try {
+        results.push(await projectSession(deps, key, { isolate: options.isolate ?? false }));
+      } catch (error) {
+        failures.push(error);
+      }
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(parallelism, queue.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(options.parallelism ?? 4, queue.length) }, worker));
+  if (failures.length > 0) throw failures[0];
   return results;
 }
 

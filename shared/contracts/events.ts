@@ -123,6 +123,18 @@ export const SessionCompleted = z.object({
 });
 export type SessionCompleted = z.infer<typeof SessionCompleted>;
 
+/**
+ * An event the projection could not apply (its store refused a value: e.g. a date out of its range) is set aside
+ * after bounded retries, so projection goes on for the session's other events and for everyone else. The reason is
+ * the error's class and code, never the value.
+ */
+export const EventSetAside = z.object({
+  type: z.literal('EventSetAside'),
+  data: z.object({ seq: z.number().int().positive(), reason: z.string().max(200) }),
+  metadata: EventMetadata,
+});
+export type EventSetAside = z.infer<typeof EventSetAside>;
+
 /** Everything that happens to a session is one of these, in its stream; all else is a projection. */
 export const MemoryEvent = z.discriminatedUnion('type', [
   TurnAppended,
@@ -133,6 +145,7 @@ export const MemoryEvent = z.discriminatedUnion('type', [
   SessionReflected,
   SessionAggregated,
   SessionCompleted,
+  EventSetAside,
 ]);
 export type MemoryEvent = z.infer<typeof MemoryEvent>;
 
@@ -168,6 +181,8 @@ export function eventKey(draft: EventDraft): string {
       return '@aggregated';
     case 'SessionCompleted':
       return '@completed';
+    case 'EventSetAside':
+      return `@set-aside:${draft.data.seq}`;
   }
 }
 

@@ -36,6 +36,8 @@ export const SessionDocument = z.object({
   summaryVector: z.array(z.number()).optional(),
   embeddingModel: z.string().optional(),
   endedAt: z.iso.datetime().optional(),
+  /** Events the projection set aside (`EventSetAside`): folded, but their rows (turn index, interaction) not written. */
+  setAside: z.array(z.object({ seq: z.number().int().positive(), reason: z.string() })).optional(),
   /** The init block (profile, recent session summaries), fixed when the session's first turn is projected. */
   init: z.object({ profile: z.string().nullable(), recentSessions: z.array(z.object({ sessionId: Id, endedAt: z.iso.datetime(), summary: z.string() })) }).optional(),
 });
@@ -57,6 +59,8 @@ export const SessionStatus = z.object({
   startedAt: z.iso.datetime().nullable(),
   lastTurnAt: z.iso.datetime().nullable(),
   summary: z.string(),
+  /** Events the projection could not apply and set aside (dead letters), with the error's class and code. */
+  setAside: z.array(z.object({ seq: z.number().int().positive(), reason: z.string() })),
 });
 export type SessionStatus = z.infer<typeof SessionStatus>;
 

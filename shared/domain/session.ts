@@ -63,6 +63,8 @@ export function evolve(state: SessionDocument, event: MemoryEvent): SessionDocum
       return next;
     case 'SessionCompleted':
       return { ...next, status: 'completed', endedAt: next.endedAt ?? event.data.endedAt };
+    case 'EventSetAside':
+      return { ...next, setAside: [...(next.setAside ?? []), event.data] };
   }
 }
 
@@ -127,6 +129,11 @@ export function decideReflection(state: SessionDocument, insightIds: string[], d
 
 export function decideAggregation(state: SessionDocument, sessionIds: string[], insightIds: string[]): EventDraft[] {
   return state.reflectionStatus === 'no-insight' ? [{ type: 'SessionAggregated', data: { sessionIds, insightIds } }] : [];
+}
+
+/** Sets aside an event the projection cannot apply; nothing if it is set aside already. */
+export function decideSetAside(state: SessionDocument, seq: number, reason: string): EventDraft[] {
+  return state.setAside?.some((s) => s.seq === seq) ? [] : [{ type: 'EventSetAside', data: { seq, reason } }];
 }
 
 export function decideCompletion(state: SessionDocument, now: Date): EventDraft[] {

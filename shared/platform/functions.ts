@@ -50,6 +50,12 @@ export const CHANGE_FEED_RETRY = {
   maximumInterval: { minutes: 2 },
 } as const satisfies ExponentialBackoffRetryOptions;
 
+/** True on the last attempt the retry policy allows (the local pump passes the same retry context). */
+export const isLastRetry = (ctx: InvocationContext): boolean => {
+  const retry = ctx.retryContext;
+  return retry !== undefined && retry.maxRetryCount >= 0 && retry.retryCount >= retry.maxRetryCount;
+};
+
 export const cosmosChangeFeed = (container: string, retry: ExponentialBackoffRetryOptions = CHANGE_FEED_RETRY) => ({ kind: 'cosmosChangeFeed' as const, container, retry });
 /** The queue's one consumer also ends sessions, so it gets a durable client. */
 export const serviceBusQueue = (queueSetting: string) => ({ kind: 'serviceBusQueue' as const, queueSetting, durableClient: true });

@@ -146,4 +146,9 @@ export class CosmosSessionDirectory implements SessionDirectory {
     const rows = await query<{ userId: string }>(this.container, 'SELECT c.userId FROM c WHERE c.updatedAt >= @since', [{ name: '@since', value: since.toISOString() }]);
     return [...new Set(rows.map((r) => r.userId))].sort().slice(0, limit);
   }
+
+  async setAsideEvents(): Promise<number> {
+    const rows = await query<{ setAside: unknown[] }>(this.container, 'SELECT c.setAside FROM c WHERE IS_DEFINED(c.setAside)', []);
+    return rows.reduce((n, r) => n + r.setAside.length, 0);
+  }
 }

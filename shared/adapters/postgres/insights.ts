@@ -214,4 +214,9 @@ export class PostgresSessionDirectory implements SessionDirectory {
     );
     return rows.map((r) => r.user_id);
   }
+
+  async setAsideEvents(): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(`SELECT coalesce(sum(jsonb_array_length(doc->'setAside')), 0)::int AS n FROM sessions WHERE doc ? 'setAside'`);
+    return row?.n ?? 0;
+  }
 }

@@ -9,12 +9,16 @@ export interface PumpOptions {
   intervalMs: number;
   /** After a wake-up, how long appends may gather before the pump reads (default 20 ms, at most `intervalMs`). */
   coalesceMs?: number;
+  /** Retries of a failing batch before the handler is told it is the last one (default 3; it may set events aside). */
+  maxRetries?: number;
 }
 
 /**
  * The local stand-in for the Cosmos change-feed trigger: reads committed events in order, hands each batch to the
  * same handler, and checkpoints only after the handler succeeded — a crash in between re-delivers the batch, which the
- * idempotent projection absorbs. A failing batch is retried with backoff and never skipped.
+ * idempotent projection absorbs. A failing batch is retried with backoff and never skipped; from its `maxRetries`th
+ * retry on, the handler's retry context says it is the last, as the Functions host's retry policy would, so the
+ * projection sets aside an event its store refuses and the feed moves on.
  *
  * Wake-ups are coalesced: the first `wake()` after the pump went idle schedules one read `coalesceMs` later, and every
  * further `wake()` until then (a burst of single-turn appends) rides on it; a `wake()` while a pass is running makes
@@ -33,6 +37,8 @@ export class ChangeFeedPump {
   private wakeTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly coalesceMs: number;
+  /** Failed attempts of the current batch, handed to the handler as its retry context. */
+  private failures = 0;
 
   constructor(
     private readonly feed: ChangeFeed,
@@ -67,7 +73,9 @@ export class ChangeFeedPump {
       this.woken = false; // wake-ups from here on may be for events this read does not see yet
       const batch = await this.feed.readFeed(cursor, this.options.batchSize);
       if (batch.events.length === 0 || batch.cursor === null) return handled;
-      await this.handler(batch.events, invocationContext(this.options.name));
+      const retryContext = { retryCount: this.failures, maxRetryCount: this.options.maxRetries ?? 3 };
+      await this.handler(batch.events, invocationContext(this.options.name, {}, retryContext));
+      this.failures = 0;
       await this.feed.saveCheckpoint(this.options.name, batch.cursor);
       cursor = batch.cursor;
       handled += batch.events.length;
@@ -76,16 +84,14 @@ export class ChangeFeedPump {
   }
 
   private async loop(): Promise<void> {
-    let failures = 0;
     while (!this.stopping) {
       try {
         await this.drain();
-        failures = 0;
         await this.idle(this.options.intervalMs);
       } catch (error) {
-        failures += 1;
-        console.error(`change-feed pump ${this.options.name}: batch failed (${error instanceof Error ? error.name : 'unknown'}), retry ${failures}`);
-        await this.idle(Math.min(30_000, this.options.intervalMs * 2 ** failures), { backoff: true });
+        this.failures += 1;
+        console.error(`change-feed pump ${this.options.name}: batch failed (${error instanceof Error ? error.name : 'unknown'}), retry ${this.failures}`);
+        await this.idle(Math.min(30_000, this.options.intervalMs * 2 ** this.failures), { backoff: true });
       }
     }
   }

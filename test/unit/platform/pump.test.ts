@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { ChangeFeed } from '../../../shared/application/ports.js';
 import type { MemoryEvent } from '../../../shared/contracts/events.js';
+import type { InvocationContext } from '@azure/functions';
+import { isLastRetry } from '../../../shared/platform/functions.js';
 import { ChangeFeedPump } from '../../../shared/platform/local-host/pump.js';
 import { turn } from '../../support/builders.js';
 
@@ -138,6 +140,28 @@ describe('ChangeFeedPump', () => {
       await pump.stop();
       expect(Date.now() - stopping).toBeLessThan(500);
       expect(errors).toHaveLength(1);
+    } finally {
+      console.error = original;
+    }
+  });
+
+  it('given a batch that keeps failing, then the handler is told its retry count and, from maxRetries on, that it is the last retry', async () => {
+    const { feed, append } = memoryFeed();
+    const seen: { retryCount: number; maxRetryCount: number }[] = [];
+    const handler = async (_documents: unknown[], ctx: InvocationContext) => {
+      seen.push(ctx.retryContext!);
+      if (!isLastRetry(ctx)) throw new Error('not yet');
+    };
+    append();
+    const original = console.error;
+    console.error = () => {};
+    const pump = new ChangeFeedPump(feed, handler, { name: 'retries', batchSize: 10, intervalMs: 1, maxRetries: 2 });
+    try {
+      pump.start();
+      await until(() => seen.length === 3);
+      await pump.stop();
+      expect(seen).toEqual([0, 1, 2].map((retryCount) => ({ retryCount, maxRetryCount: 2 })));
+      expect(await feed.loadCheckpoint('retries')).toBe('1');
     } finally {
       console.error = original;
     }
