@@ -50,7 +50,7 @@ export class CosmosForgetStore implements ForgetStore {
     const ids = new Set<string>();
     for (const name of [COSMOS_CONTAINERS.events.name, COSMOS_CONTAINERS.sessions.name]) {
       const { container } = this.containers.find((c) => c.name === name)!;
-      const rows = await this.query<{ sessionId: string }>(container, scope.userId, `SELECT DISTINCT c.sessionId FROM c WHERE c.userId = @userId${scope.sessionId === undefined ? '' : ' AND c.sessionId = @sessionId'}`, this.sessionParam(scope));
+      const rows = await this.query<{ sessionId: string }>(container, scope.userId, `SELECT c.sessionId FROM c WHERE c.userId = @userId${scope.sessionId === undefined ? '' : ' AND c.sessionId = @sessionId'}`, this.sessionParam(scope));
       for (const r of rows) if (typeof r.sessionId === 'string') ids.add(r.sessionId);
     }
     return [...ids].sort();
