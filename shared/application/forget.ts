@@ -59,8 +59,9 @@ export async function purgeDurableHistories(deps: ForgetDurableDeps, input: Forg
 export async function purgeBlobs(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof BlobsResult>> {
   const blobNames = await deps.forgets.blobNames(scopeOf(input));
   if (blobNames.length > 0 && !deps.detail.blobs) throw new Error(`forget: ${blobNames.length} blobs are named but no Blob Storage is configured`);
-  for (const name of blobNames) await deps.detail.blobs!.delete(name);
-  return { blobNames, deleted: blobNames.length };
+  const existing = blobNames.length > 0 ? await deps.detail.blobs!.existing({ names: blobNames }) : [];
+  for (const name of existing) await deps.detail.blobs!.delete(name);
+  return { blobNames, deleted: existing.length };
 }
 
 /** Step 4: deletes every item of the scope in the store (the tombstone stays until step 6). */
