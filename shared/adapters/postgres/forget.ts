@@ -91,16 +91,9 @@ export class PostgresForgetStore implements ForgetStore {
    * derived from the session.
    */
   async scan(scope: ForgetScope): Promise<StoreCounts> {
-    const columns = await this.db.query<{ table_name: string; column_name: string }>(
-      `SELECT table_name, column_name FROM information_schema.columns
-       WHERE table_schema = current_schema() AND column_name IN ('user_id', 'session_id') ORDER BY table_name`,
-    );
-    const tables = new Map<string, Set<string>>();
-    for (const c of columns) tables.set(c.table_name, (tables.get(c.table_name) ?? new Set()).add(c.column_name));
     const counts: StoreCounts = {};
-    for (const [table, cols] of tables) {
-      if (!cols.has('user_id') || NOT_SCANNED.has(table)) continue;
-      if (scope.sessionId !== undefined && !cols.has('session_id')) continue;
+    for (const [table, { session }] of await userTables(this.db)) {
+      if (scope.sessionId !== undefined && !session) continue;
       const where = scope.sessionId === undefined ? 'user_id = $1' : 'user_id = $1 AND session_id = $2';
       const [row] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE ${where}`, scope.sessionId === undefined ? [scope.userId] : [scope.userId, scope.sessionId]);
       counts[table] = row?.n ?? 0;
@@ -118,10 +111,25 @@ export class PostgresForgetStore implements ForgetStore {
   }
 }
 
+/** Tables of the schema with a `user_id` column (and whether they have `session_id`), from the catalog. */
+async function userTables(q: Queryable): Promise<Map<string, { session: boolean }>> {
+  const columns = await q.query<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND column_name IN ('user_id', 'session_id') ORDER BY table_name`,
+  );
+  const tables = new Map<string, Set<string>>();
+  for (const c of columns) tables.set(c.table_name, (tables.get(c.table_name) ?? new Set()).add(c.column_name));
+  const found = new Map<string, { session: boolean }>();
+  for (const [table, cols] of tables) if (cols.has('user_id') && !NOT_SCANNED.has(table)) found.set(table, { session: cols.has('session_id') });
+  return found;
+}
+
 async function purgeUser(tx: Queryable, userId: string): Promise<StoreCounts> {
   const counts: StoreCounts = {};
-  for (const table of USER_TABLES) {
-    const rows = await tx.query(`DELETE FROM ${table} WHERE user_id = $1 RETURNING 1`, [userId]);
+  // The known tables in order, then any other table that holds user rows (one added later, e.g. a dead-letter table).
+  const others = [...(await userTables(tx)).keys()].filter((t) => !(USER_TABLES as readonly string[]).includes(t));
+  for (const table of [...USER_TABLES, ...others]) {
+    const rows = await tx.query(`DELETE FROM "${table}" WHERE user_id = $1 RETURNING 1`, [userId]);
     counts[table] = rows.length;
   }
   return counts;
@@ -129,8 +137,9 @@ async function purgeUser(tx: Queryable, userId: string): Promise<StoreCounts> {
 
 async function purgeSession(tx: Queryable, userId: string, sessionId: string): Promise<StoreCounts> {
   const counts: StoreCounts = {};
-  for (const table of SESSION_TABLES) {
-    const rows = await tx.query(`DELETE FROM ${table} WHERE user_id = $1 AND session_id = $2 RETURNING 1`, [userId, sessionId]);
+  const others = [...(await userTables(tx))].filter(([t, { session }]) => session && t !== 'insights' && !(SESSION_TABLES as readonly string[]).includes(t)).map(([t]) => t);
+  for (const table of [...SESSION_TABLES, ...others]) {
+    const rows = await tx.query(`DELETE FROM "${table}" WHERE user_id = $1 AND session_id = $2 RETURNING 1`, [userId, sessionId]);
     counts[table] = rows.length;
   }
   // The session's insights, and aggregate insights reflected from it together with other sessions: their text may

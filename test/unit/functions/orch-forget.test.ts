@@ -11,7 +11,7 @@ const clean = { residual: { events: 0, insights: 0, blobs: 0, durableInstances: 
 const left = { residual: { events: 0, interactions: 1, blobs: 0, durableInstances: 0 }, total: 1 };
 
 /** One purge round: blobs → stores → verify. */
-const round = (h: History, scan: unknown, removed = stores) => h.call('activity-forget-blobs', blobs).call('activity-forget-stores', removed).call('activity-forget-verify', scan);
+const round = (h: History, scan: unknown, removed: { removed: Record<string, number> } = stores) => h.call('activity-forget-blobs', blobs).call('activity-forget-stores', removed).call('activity-forget-verify', scan);
 
 describe('orch-forget (replayed through the durable-functions engine)', () => {
   it('given a clean scan, then it clears the tombstone and returns the purge report: removed per store, residual zero', async () => {
