@@ -57,8 +57,11 @@ export async function purgeDurableHistories(deps: ForgetDurableDeps, input: Forg
 
 /** Step 3: deletes the blobs the scope's artifacts name, before their rows, so a rerun still finds their names. */
 export async function purgeBlobs(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof BlobsResult>> {
-  const blobNames = await deps.forgets.blobNames(scopeOf(input));
-  if (blobNames.length > 0 && !deps.detail.blobs) throw new Error(`forget: ${blobNames.length} blobs are named but no Blob Storage is configured`);
+  const named = await deps.forgets.blobNames(scopeOf(input));
+  if (named.length > 0 && !deps.detail.blobs) throw new Error(`forget: ${named.length} blobs are named but no Blob Storage is configured`);
+  // For a user, also every blob under the user's prefix that no row names (a write refused after its blob was stored).
+  const unnamed = input.sessionId === undefined && deps.detail.blobs ? await deps.detail.blobs.existing({ prefix: `${input.userId}/` }) : [];
+  const blobNames = [...new Set([...named, ...unnamed])].sort();
   const existing = blobNames.length > 0 ? await deps.detail.blobs!.existing({ names: blobNames }) : [];
   for (const name of existing) await deps.detail.blobs!.delete(name);
   return { blobNames, deleted: existing.length };

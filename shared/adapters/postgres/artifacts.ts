@@ -1,6 +1,8 @@
 import { ArtifactRecord } from '../../contracts/artifacts.js';
 import { artifactSortKey, decodeCursor, encodeCursor, type ArtifactFilter, type ArtifactStore, type SnapshotRecord } from '../../application/artifact-ports.js';
 import type { Db } from './db.js';
+import { forgetInProgress } from '../../domain/errors.js';
+import { FORGET_IN_PROGRESS } from './forget.js';
 
 interface Row {
   doc: Omit<ArtifactRecord, 'storage'> & { storage: { kind: 'inline' } | { kind: 'blob'; blobName: string } };
@@ -45,7 +47,11 @@ export class PostgresArtifactStore implements ArtifactStore {
         storage.kind === 'inline' ? storage.content : null,
         record.expiresAt,
       ],
-    );
+    ).catch((error: unknown) => {
+      // The forget guard (migration 14): the user or the session is being forgotten.
+      if ((error as { code?: unknown } | null)?.code === FORGET_IN_PROGRESS) throw forgetInProgress(record.userId, record.sessionId);
+      throw error;
+    });
     if (rows.length > 0) return { record, created: true };
     // Whatever holds the key, expired or not: the caller decides.
     const [existing] = await this.db.query<Row>('SELECT doc, content, sort_key FROM artifacts WHERE user_id = $1 AND key = $2', [record.userId, record.key]);

@@ -240,6 +240,9 @@ describe.each(BACKENDS)('forget: $name', ({ open }) => {
     expect(refused.status).toBe(409);
     expect(json(refused).code).toBe('forget_in_progress');
     expect(await runtime.events.lastSeq({ userId: 'carol', sessionId: 's9' })).toBe(0);
+    const memory = await memoriesHandler(request('POST', 'v1/users/carol/memories', { ...params('carol'), body: { key: 'late', content: 'Stored while forgetting.' } }), context('x'));
+    expect(memory.status).toBe(409);
+    expect(json(memory).code).toBe('forget_in_progress');
 
     // A restart resumes the operation (the local host resumes unfinished instances at start).
     useLocalOrchestrationClient(runner);
