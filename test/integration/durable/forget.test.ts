@@ -255,6 +255,23 @@ describe.each(BACKENDS)('forget: $name', ({ open }) => {
     expect((await append('carol', 's9', [{ role: 'user', content: 'After the forget.' }])).status).toBe(202);
   });
 
+  it('a failed operation (a store step failing past its retries) keeps the tombstone, and a new DELETE re-runs it to zero residuals', async () => {
+    await appendTurns(runtime, { userId: 'erin', sessionId: 'e1' }, { turns: [{ role: 'user', content: 'I live in Lisbon.', turnId: 'e-1' }] });
+    await projectSession(runtime, { userId: 'erin', sessionId: 'e1' });
+    const purge = runtime.forgets.purge.bind(runtime.forgets);
+    runtime.forgets.purge = () => Promise.reject(new Error('store unavailable'));
+    try {
+      const failed = await runner.waitFor(await forgetUser('erin'), 120_000);
+      expect(failed.status).toBe('failed');
+    } finally {
+      runtime.forgets.purge = purge;
+    }
+    expect((await append('erin', 'e1', [{ role: 'user', content: 'Still here?' }])).status).toBe(409);
+    const done = await completed(await forgetUser('erin'));
+    expect((done.output as { residual: Record<string, number> }).residual).toEqual(zeroes((done.output as { residual: Record<string, number> }).residual));
+    expect(await leftOf('erin')).toEqual(zeroes(await leftOf('erin')));
+  });
+
   it('forgets one session: its events, read models, insights (and aggregates built from it), artifacts and blobs; the other sessions stay', async () => {
     await appendTurns(runtime, { userId: 'dan', sessionId: 'keep' }, { turns: [{ role: 'user', content: 'I keep a garden.', turnId: 'k-1' }] });
     await projectSession(runtime, { userId: 'dan', sessionId: 'keep' });
