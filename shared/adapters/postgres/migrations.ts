@@ -454,6 +454,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       -- tombstone; recording a tombstone takes the lock exclusively (ForgetStore.markForgetting). So once a tombstone is
       -- committed, every write that did not see it has committed already (the purge that follows deletes it), and every
       -- later write sees it and fails with SQLSTATE AM410: an append racing a forget is purged or refused, never half-kept.
+      -- (session_heads needs no guard: append_events writes it in the transaction of the events it refuses.)
       CREATE FUNCTION forget_guard_user() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         PERFORM pg_advisory_xact_lock_shared(7071014, hashtext(NEW.user_id));
@@ -473,7 +474,6 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       END
       $fn$;
       CREATE TRIGGER events_forget_guard BEFORE INSERT OR UPDATE ON events FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
-      CREATE TRIGGER session_heads_forget_guard BEFORE INSERT OR UPDATE ON session_heads FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
       CREATE TRIGGER sessions_forget_guard BEFORE INSERT OR UPDATE ON sessions FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
       CREATE TRIGGER interactions_forget_guard BEFORE INSERT OR UPDATE ON interactions FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
       CREATE TRIGGER memory_turns_forget_guard BEFORE INSERT OR UPDATE ON memory_turns FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
