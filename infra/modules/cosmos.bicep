@@ -94,6 +94,14 @@ var containers = [
     compositeIndexes: []
   }
   {
+    name: 'forgets'
+    partitionKey: '/userId'
+    defaultTtl: null
+    vectorPaths: []
+    fullTextPaths: []
+    compositeIndexes: []
+  }
+  {
     name: 'leases'
     partitionKey: '/id'
     defaultTtl: null

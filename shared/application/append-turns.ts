@@ -1,6 +1,8 @@
 import type { SessionKey } from '../contracts/ids.js';
 import type { AppendTurnsBody, AppendTurnsResult } from '../contracts/turns.js';
 import type { DetailMemory } from './artifact-ports.js';
+import { refuseWhileForgetting } from './forget.js';
+import type { ForgetStore } from './forget-ports.js';
 import { offloadTurn } from './offload.js';
 import type { Clock, EventDraft, EventStore, Ids } from './ports.js';
 
@@ -9,11 +11,21 @@ import type { Clock, EventDraft, EventStore, Ids } from './ports.js';
  * `fallbackTurnId` names turns the client left unnamed (Service Bus derives it from the message id so redelivery is idempotent).
  */
 export async function appendTurns(
-  deps: { events: EventStore; clock: Clock; ids: Ids; /** When present, large turns are offloaded to detail memory. */ detail?: DetailMemory },
+  deps: {
+    events: EventStore;
+    clock: Clock;
+    ids: Ids;
+    /** When present, large turns are offloaded to detail memory. */
+    detail?: DetailMemory;
+    /** When present, appends for a user or session being forgotten are refused (409 `forget_in_progress`). */
+    forgets?: ForgetStore;
+  },
   key: SessionKey,
   body: AppendTurnsBody,
   fallbackTurnId: (index: number) => string = () => deps.ids.newId(),
 ): Promise<AppendTurnsResult> {
+  // Before anything is written, artifacts of offloaded turns included.
+  await refuseWhileForgetting(deps, key, 'before');
   const now = deps.clock.now();
   const drafts: EventDraft[] = body.turns.map((turn, index) => ({
     type: 'TurnAppended',
@@ -33,5 +45,8 @@ export async function appendTurns(
     ? await Promise.all(drafts.map(async (d) => (d.type === 'TurnAppended' ? { ...d, data: await offloadTurn({ ...deps, detail }, key, d.data) } : d)))
     : drafts;
   const outcomes = await deps.events.append(key, recorded, now);
+  // On a store that does not refuse writes under a tombstone itself (Cosmos DB): a forget that began meanwhile gets
+  // what was just written purged with the session, and the append is refused.
+  await refuseWhileForgetting(deps, key, 'after');
   return { accepted: outcomes.map((o) => ({ turnId: o.turnId!, seq: o.seq })) };
 }

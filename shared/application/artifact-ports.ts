@@ -67,6 +67,8 @@ export interface BlobStore {
   get(name: string): Promise<Buffer>;
   /** Removes the blob; a missing blob is not an error. */
   delete(name: string): Promise<void>;
+  /** Names of the blobs that exist among `names`, or under `prefix` (forget's scan); none when `names` is empty. */
+  existing(query: { prefix: string } | { names: readonly string[] }): Promise<string[]>;
 }
 
 export interface DetailMemoryLimits {

@@ -8,6 +8,8 @@ import { countTokens } from '../domain/tokens.js';
 import { applyTransform } from '../domain/transforms.js';
 import type { DetailMemory } from './artifact-ports.js';
 import type { ChatModel, Clock, Ids } from './ports.js';
+import { refuseWhileForgetting } from './forget.js';
+import type { ForgetStore } from './forget-ports.js';
 
 export interface ArtifactDeps {
   detail: DetailMemory;
@@ -185,7 +187,9 @@ async function describeForGoal(chat: ChatModel | undefined, content: string, kin
   return description.replace(/\s+/g, ' ').replace(/\[|\]/g, '').trim();
 }
 
-export async function storeMemory(deps: ArtifactDeps & { chat?: ChatModel }, userId: string, body: StoreMemoryBody): Promise<ArtifactSummary> {
+export async function storeMemory(deps: ArtifactDeps & { chat?: ChatModel; forgets?: ForgetStore }, userId: string, body: StoreMemoryBody): Promise<ArtifactSummary> {
+  // Nothing is stored for a user (or session) being forgotten: 409 forget_in_progress.
+  await refuseWhileForgetting(deps, { userId, sessionId: body.sessionId ?? '' }, 'before');
   const content = typeof body.content === 'string' ? body.content : JSON.stringify(body.content, null, 2);
   if (content.trim() === '') throw new MemoryError('validation_failed', 'content must not be empty', { errors: [{ path: 'body.content', message: 'must not be empty' }] });
   const bytes = Buffer.byteLength(content, 'utf8');

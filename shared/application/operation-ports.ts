@@ -9,4 +9,9 @@ export interface OrchestrationClient {
   start(name: OrchestrationName, instanceId: string, input: unknown): Promise<{ instanceId: string; started: boolean }>;
   /** The operation's status, or null for an unknown instance. */
   status(instanceId: string): Promise<OperationStatus | null>;
+  /**
+   * Deletes the stored history (input, output, events) of these instances if they have finished; a pending or running
+   * instance is left as it is. Returns how many were deleted. Unknown ids are skipped, so a repeat is harmless.
+   */
+  purge(instanceIds: readonly string[]): Promise<number>;
 }

@@ -30,6 +30,7 @@ export const ORCHESTRATIONS = {
   sessionEnd: 'orch-session-end',
   longTermReflection: 'orch-long-term-reflection',
   nightlyConsolidation: 'orch-nightly-consolidation',
+  forget: 'orch-forget',
 } as const;
 export type OrchestrationName = (typeof ORCHESTRATIONS)[keyof typeof ORCHESTRATIONS];
 
@@ -40,6 +41,9 @@ export const LongTermReflectionInput = z.object({ userId: Id });
 export type LongTermReflectionInput = z.infer<typeof LongTermReflectionInput>;
 export const NightlyInput = z.object({ since: z.iso.datetime(), runId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/), parallelism: z.number().int().min(1).max(64) });
 export type NightlyInput = z.infer<typeof NightlyInput>;
+/** Forget a user (no `sessionId`) or one session of the user. */
+export const ForgetInput = z.object({ userId: Id, sessionId: Id.optional() });
+export type ForgetInput = z.infer<typeof ForgetInput>;
 
 /**
  * An instance id derived from what the orchestration acts on, so starting twice is harmless. The readable form
@@ -58,3 +62,5 @@ export function instanceId(prefix: string, ...parts: [string, ...string[]]): str
 export const sessionEndInstanceId = (userId: string, sessionId: string) => instanceId('session-end', userId, sessionId);
 export const reflectionInstanceId = (userId: string, runId: string) => instanceId('reflection', userId, runId);
 export const nightlyInstanceId = (runId: string) => instanceId('nightly', runId);
+/** `forget-user:<user>` or `forget-session:<user>:<session>`: one operation per scope, so a repeated DELETE finds it. */
+export const forgetInstanceId = (userId: string, sessionId?: string) => (sessionId === undefined ? instanceId('forget-user', userId) : instanceId('forget-session', userId, sessionId));

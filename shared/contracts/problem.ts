@@ -6,6 +6,8 @@ export const ErrorCode = z.enum([
   'conflict',
   /** The session has ended: it takes no more turns (start a new session). */
   'session_ended',
+  /** The user (or the session) is being forgotten: writes are refused until the purge has verified zero residuals. */
+  'forget_in_progress',
   'payload_too_large',
   'context_budget_exceeded',
   'upstream_unavailable',

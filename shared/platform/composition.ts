@@ -11,6 +11,8 @@ import { settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
 import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
 import { retentionPolicy, type RetentionPolicy } from '../domain/retention.js';
+import type { ForgetStore } from '../application/forget-ports.js';
+import { PostgresForgetStore } from '../adapters/postgres/forget.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -26,6 +28,8 @@ export interface Runtime extends Deps {
   reflection: ReflectionConfig;
   /** What retention deletes, and when (RETENTION_* settings). */
   retention: RetentionPolicy;
+  /** Forget: tombstones, purge and the verification scan of the store in use. */
+  forgets: ForgetStore;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
@@ -51,7 +55,7 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
   return blobs;
 }
 
-async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores & { artifacts: ArtifactStore }> {
+async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets'> & Stores & { artifacts: ArtifactStore }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -59,7 +63,13 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     const { database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
     const { CosmosArtifactStore } = await import('../adapters/cosmos/artifacts.js');
     const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
-    return { backend: 'cosmos', ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }), artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) };
+    const { CosmosForgetStore } = await import('../adapters/cosmos/forget.js');
+    return {
+      backend: 'cosmos',
+      ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }),
+      artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)),
+      forgets: new CosmosForgetStore(database),
+    };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
   await migrate(db);
@@ -67,8 +77,9 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
   await ensureVectorIndexes(db, embeddingModel, s.EMBEDDING_DIMENSIONS);
   const stores = postgresStores(db);
   // PGlite ranks in process up to SEARCH_SNAPSHOT_ROWS rows (search-snapshot.ts); a PostgreSQL server always in SQL.
-  const search = db.kind === 'pglite' && s.SEARCH_SNAPSHOT_ROWS > 0 ? new SnapshotSearchIndex(db, stores.search, { maxRows: s.SEARCH_SNAPSHOT_ROWS }) : stores.search;
-  return { backend: db.kind, changeFeed: stores.events, ...stores, search, artifacts: new PostgresArtifactStore(db) };
+  const snapshots = db.kind === 'pglite' && s.SEARCH_SNAPSHOT_ROWS > 0 ? new SnapshotSearchIndex(db, stores.search, { maxRows: s.SEARCH_SNAPSHOT_ROWS }) : undefined;
+  const search = snapshots ?? stores.search;
+  return { backend: db.kind, changeFeed: stores.events, ...stores, search, artifacts: new PostgresArtifactStore(db), forgets: new PostgresForgetStore(db, snapshots) };
 }
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {

@@ -47,6 +47,15 @@ export function orchestrationClient(ctx: InvocationContext): OrchestrationClient
   };
   return {
     status,
+    async purge(instanceIds) {
+      let deleted = 0;
+      for (const id of instanceIds) {
+        const existing = await status(id);
+        if (!existing || existing.status === 'pending' || existing.status === 'running') continue;
+        deleted += (await client.purgeInstanceHistory(id)).instancesDeleted;
+      }
+      return deleted;
+    },
     async start(name, instanceId, input) {
       const existing = await status(instanceId);
       // A failed or terminated instance may be started again under its id; anything else already ran or runs.

@@ -18,7 +18,8 @@ export type Trigger =
   | { kind: 'timer'; scheduleSetting: string }
   /** A Durable Functions orchestrator (a generator; deterministic) and an activity. */
   | { kind: 'orchestration' }
-  | { kind: 'activity' };
+  /** `durableClient`: the activity purges or reads orchestration instances (a durable client input binding in Azure). */
+  | { kind: 'activity'; durableClient?: boolean };
 
 export type ChangeFeedHandler = (documents: unknown[], ctx: InvocationContext) => Promise<void>;
 export type MessageHandler = (message: unknown, ctx: InvocationContext) => Promise<void>;
@@ -63,7 +64,7 @@ export const serviceBusQueue = (queueSetting: string) => ({ kind: 'serviceBusQue
 export const httpDurable = (method: HttpMethod, route: string) => ({ kind: 'http' as const, methods: [method], route, durableClient: true });
 export const timer = (scheduleSetting: string) => ({ kind: 'timer' as const, scheduleSetting });
 export const orchestration = () => ({ kind: 'orchestration' as const });
-export const activity = () => ({ kind: 'activity' as const });
+export const activity = (options: { durableClient?: boolean } = {}) => ({ kind: 'activity' as const, ...(options.durableClient && { durableClient: true }) });
 
 let registerWithAzure = true;
 
@@ -108,7 +109,7 @@ export function defineFunction<D extends FunctionDescriptor>(descriptor: D): D {
       df.app.orchestration(d.name, d.handler as OrchestrationHandler);
       break;
     case 'activity':
-      df.app.activity(d.name, { handler: d.handler as ActivityHandler });
+      df.app.activity(d.name, { handler: d.handler as ActivityHandler, ...(d.trigger.durableClient && { extraInputs: [df.input.durableClient()] }) });
       break;
   }
   return descriptor;

@@ -2,7 +2,9 @@ import * as df from 'durable-functions';
 import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import type { RetryPolicy, Step, StepInfo, Workflow } from '../application/workflows/workflow.js';
+import type { OrchestrationClient } from '../application/operation-ports.js';
 import { getRuntime, type Runtime } from './composition.js';
+import { orchestrationClient } from './durable.js';
 import { activity, defineFunction, type ActivityHandler } from './functions.js';
 
 /**
@@ -58,4 +60,18 @@ export function activityFunction<I, O>(step: Step<Runtime, I, O>, log?: (input: 
     return output;
   };
   return defineFunction({ name: step.name, trigger: activity(), handler });
+}
+
+/**
+ * The activity function of a step that also needs the orchestration client (forget: purging and scanning durable
+ * instance histories): in Azure a durable client input binding, at home the local runner.
+ */
+export function activityFunctionWithClient<I, O>(step: Step<Runtime & { orchestrations: OrchestrationClient }, I, O>, log?: (input: I, output: O) => string) {
+  const handler: ActivityHandler = async (raw, ctx) => {
+    const input = step.input.parse(raw);
+    const output = step.output.parse(await step.run({ ...(await getRuntime()), orchestrations: orchestrationClient(ctx) }, input));
+    if (log) ctx.log(log(input, output));
+    return output;
+  };
+  return defineFunction({ name: step.name, trigger: activity({ durableClient: true }), handler });
 }

@@ -39,6 +39,16 @@ export class AzureBlobStore implements BlobStore {
   async delete(name: string): Promise<void> {
     await this.container.getBlobClient(name).deleteIfExists();
   }
+
+  async existing(query: { prefix: string } | { names: readonly string[] }): Promise<string[]> {
+    if ('names' in query) {
+      const found = await Promise.all(query.names.map(async (name) => ((await this.container.getBlobClient(name).exists()) ? [name] : [])));
+      return found.flat();
+    }
+    const names: string[] = [];
+    for await (const blob of this.container.listBlobsFlat({ prefix: query.prefix })) names.push(blob.name);
+    return names;
+  }
 }
 
 export function openBlobStore(connection: BlobConnection): AzureBlobStore {

@@ -1,6 +1,16 @@
 import { ArtifactRecord } from '../../contracts/artifacts.js';
 import { artifactSortKey, decodeCursor, encodeCursor, type ArtifactFilter, type ArtifactStore, type SnapshotRecord } from '../../application/artifact-ports.js';
 import type { Db } from './db.js';
+import { forgetInProgress } from '../../domain/errors.js';
+import { FORGET_IN_PROGRESS } from './forget.js';
+
+/** The forget guard (migration 14) refused the write: the user or the session is being forgotten (409). */
+const refusedWhileForgetting =
+  (userId: string, sessionId?: string) =>
+  (error: unknown): never => {
+    if ((error as { code?: unknown } | null)?.code === FORGET_IN_PROGRESS) throw forgetInProgress(userId, sessionId);
+    throw error;
+  };
 
 interface Row {
   doc: Omit<ArtifactRecord, 'storage'> & { storage: { kind: 'inline' } | { kind: 'blob'; blobName: string } };
@@ -45,7 +55,7 @@ export class PostgresArtifactStore implements ArtifactStore {
         storage.kind === 'inline' ? storage.content : null,
         record.expiresAt,
       ],
-    );
+    ).catch(refusedWhileForgetting(record.userId, record.sessionId));
     if (rows.length > 0) return { record, created: true };
     // Whatever holds the key, expired or not: the caller decides.
     const [existing] = await this.db.query<Row>('SELECT doc, content, sort_key FROM artifacts WHERE user_id = $1 AND key = $2', [record.userId, record.key]);
@@ -138,7 +148,7 @@ export class PostgresArtifactStore implements ArtifactStore {
       snapshot.userId,
       snapshot.snapshotId,
       JSON.stringify(snapshot),
-    ]);
+    ]).catch(refusedWhileForgetting(snapshot.userId));
   }
 
   async getSnapshot(userId: string, snapshotId: string): Promise<SnapshotRecord | null> {

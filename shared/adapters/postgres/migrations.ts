@@ -436,6 +436,53 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       $fn$;
     `,
   },
+  {
+    version: 14,
+    name: 'forget: tombstones, and every user table refusing writes while its user (or session) is being forgotten',
+    sql: `
+      -- One row per forget in progress: session_id '' forgets the whole user. Deleted once the purge verified zero
+      -- residuals; the operation's output (the purge report) is the audit trail of the forget.
+      CREATE TABLE forget_tombstones (
+        user_id      text NOT NULL,
+        session_id   text NOT NULL DEFAULT '',
+        operation_id text NOT NULL,
+        requested_at timestamptz NOT NULL,
+        PRIMARY KEY (user_id, session_id)
+      );
+
+      -- Every write to a user's rows takes the user's forget lock in shared mode until it commits, then looks for a
+      -- tombstone; recording a tombstone takes the lock exclusively (ForgetStore.markForgetting). So once a tombstone is
+      -- committed, every write that did not see it has committed already (the purge that follows deletes it), and every
+      -- later write sees it and fails with SQLSTATE AM410: an append racing a forget is purged or refused, never half-kept.
+      -- (session_heads needs no guard: append_events writes it in the transaction of the events it refuses.)
+      CREATE FUNCTION forget_guard_user() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(7071014, hashtext(NEW.user_id));
+        IF EXISTS (SELECT 1 FROM forget_tombstones t WHERE t.user_id = NEW.user_id AND t.session_id = '') THEN
+          RAISE EXCEPTION 'a forget of this user is in progress' USING ERRCODE = 'AM410';
+        END IF;
+        RETURN NEW;
+      END
+      $fn$;
+      CREATE FUNCTION forget_guard_session() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(7071014, hashtext(NEW.user_id));
+        IF EXISTS (SELECT 1 FROM forget_tombstones t WHERE t.user_id = NEW.user_id AND (t.session_id = '' OR t.session_id = NEW.session_id)) THEN
+          RAISE EXCEPTION 'a forget of this user or session is in progress' USING ERRCODE = 'AM410';
+        END IF;
+        RETURN NEW;
+      END
+      $fn$;
+      CREATE TRIGGER events_forget_guard BEFORE INSERT OR UPDATE ON events FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
+      CREATE TRIGGER sessions_forget_guard BEFORE INSERT OR UPDATE ON sessions FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
+      CREATE TRIGGER interactions_forget_guard BEFORE INSERT OR UPDATE ON interactions FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
+      CREATE TRIGGER memory_turns_forget_guard BEFORE INSERT OR UPDATE ON memory_turns FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
+      CREATE TRIGGER insights_forget_guard BEFORE INSERT OR UPDATE ON insights FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
+      CREATE TRIGGER artifacts_forget_guard BEFORE INSERT OR UPDATE ON artifacts FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
+      CREATE TRIGGER artifact_snapshots_forget_guard BEFORE INSERT OR UPDATE ON artifact_snapshots FOR EACH ROW EXECUTE FUNCTION forget_guard_user();
+      CREATE TRIGGER profiles_forget_guard BEFORE INSERT OR UPDATE ON profiles FOR EACH ROW EXECUTE FUNCTION forget_guard_user();
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -40,6 +40,16 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.sql.indexTurns(turns);
   }
 
+  /** Forget: drops the user's snapshot (the rows it held). */
+  evict(userId: string): number {
+    return this.snapshots.evict(userId);
+  }
+
+  /** Forget's scan: the rows held for the user in this process. */
+  held(userId: string): number {
+    return this.snapshots.held(userId);
+  }
+
   speakers(userId: string): Promise<string[]> {
     return this.sql.speakers(userId);
   }
@@ -82,6 +92,16 @@ export class SearchSnapshots {
       this.refreshing.set(userId, pending);
     }
     return pending;
+  }
+
+  evict(userId: string): number {
+    const rows = this.held(userId);
+    this.snapshots.delete(userId);
+    return rows;
+  }
+
+  held(userId: string): number {
+    return this.snapshots.get(userId)?.rows ?? 0;
   }
 
   /** The query's lexemes, by PostgreSQL's english configuration as the stored tsvectors; once per query. */

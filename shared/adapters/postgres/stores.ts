@@ -2,7 +2,8 @@ import { eventDocument, eventKey, MemoryEvent, TurnAppended, type EventDraft } f
 import type { SessionKey } from '../../contracts/ids.js';
 import { InteractionDocument } from '../../contracts/interactions.js';
 import { SessionDocument } from '../../contracts/sessions.js';
-import { conflict, sessionEnded } from '../../domain/errors.js';
+import { conflict, forgetInProgress, sessionEnded } from '../../domain/errors.js';
+import { FORGET_IN_PROGRESS } from './forget.js';
 import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
 import { PostgresSearchIndex } from './search.js';
@@ -75,6 +76,7 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
       return outcomesOf(drafts, rows);
     } catch (error) {
       if ((error as { code?: unknown }).code === SESSION_ENDED) throw sessionEnded(key.sessionId);
+      if ((error as { code?: unknown }).code === FORGET_IN_PROGRESS) throw forgetInProgress(key.userId, key.sessionId);
       throw error;
     }
   }

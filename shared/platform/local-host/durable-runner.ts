@@ -138,6 +138,12 @@ export class LocalDurableRunner implements OrchestrationClient {
     };
   }
 
+  async purge(instanceIds: readonly string[]): Promise<number> {
+    let deleted = 0;
+    for (const id of instanceIds) if (!this.running.has(id) && (await this.store.deleteFinished(id))) deleted++;
+    return deleted;
+  }
+
   /** Resumes every unfinished top-level instance (children are driven again by their parents' replay). */
   async resumeAll(): Promise<string[]> {
     const unfinished = (await this.store.unfinished()).filter((s) => !s.parentId);

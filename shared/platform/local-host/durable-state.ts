@@ -26,6 +26,8 @@ export interface DurableStateStore {
   save(state: InstanceState): Promise<void>;
   /** Pending and running instances, oldest first. */
   unfinished(): Promise<InstanceState[]>;
+  /** Deletes a finished instance (completed or failed); false when there is none. */
+  deleteFinished(instanceId: string): Promise<boolean>;
 }
 
 export class MemoryDurableStateStore implements DurableStateStore {
@@ -44,6 +46,12 @@ export class MemoryDurableStateStore implements DurableStateStore {
 
   async save(state: InstanceState): Promise<void> {
     this.states.set(state.instanceId, JSON.stringify(state));
+  }
+
+  async deleteFinished(instanceId: string): Promise<boolean> {
+    const found = await this.get(instanceId);
+    if (!found || found.status === 'pending' || found.status === 'running') return false;
+    return this.states.delete(instanceId);
   }
 
   async unfinished(): Promise<InstanceState[]> {
@@ -102,6 +110,11 @@ export class PostgresDurableStateStore implements DurableStateStore {
        WHERE instance_id = $1`,
       [s.instanceId, s.name, s.status, JSON.stringify(s.input ?? null), s.output === undefined ? null : JSON.stringify(s.output), s.error ?? null, JSON.stringify(s.history), s.actionCount, s.updatedAt],
     );
+  }
+
+  async deleteFinished(instanceId: string): Promise<boolean> {
+    const rows = await this.db.query("DELETE FROM durable_instances WHERE instance_id = $1 AND status IN ('completed', 'failed') RETURNING 1", [instanceId]);
+    return rows.length === 1;
   }
 
   async unfinished(): Promise<InstanceState[]> {

@@ -4,9 +4,9 @@ import { COSMOS_CONTAINERS, containerDefinitions } from '../../../../shared/adap
 const byId = (dimensions: number) => new Map(containerDefinitions(dimensions).map((d) => [d.id, d]));
 
 describe('Cosmos container definitions', () => {
-  it('declares the six containers of the architecture, partitioned by user except the leases', () => {
+  it('declares the containers of the architecture and the forget tombstones, partitioned by user except the leases', () => {
     const defs = byId(384);
-    expect([...defs.keys()]).toEqual(['events', 'sessions', 'interactions', 'insights', 'artifacts', 'leases']);
+    expect([...defs.keys()]).toEqual(['events', 'sessions', 'interactions', 'insights', 'artifacts', 'forgets', 'leases']);
     for (const [id, def] of defs) expect(def.partitionKey?.paths).toEqual([id === 'leases' ? '/id' : '/userId']);
   });
 
@@ -43,6 +43,7 @@ describe('Cosmos container definitions', () => {
     const defs = byId(8);
     for (const id of ['events', 'sessions', 'interactions', 'insights', 'artifacts']) expect(defs.get(id)?.defaultTtl).toBe(-1);
     expect(defs.get('leases')?.defaultTtl).toBeUndefined();
+    expect(defs.get('forgets')?.defaultTtl).toBeUndefined();
   });
 
   it('keeps no unique key on events (session events carry no turnId)', () => {

@@ -1,0 +1,128 @@
+import type { Container, Database, SqlParameter } from '@azure/cosmos';
+import type { SessionKey } from '../../contracts/ids.js';
+import type { ForgetScope, ForgetStore, StoreCounts } from '../../application/forget-ports.js';
+import { COSMOS_CONTAINERS, type CosmosContainerSpec } from './containers.js';
+
+const statusOf = (error: unknown) => {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  return typeof code === 'number' ? code : undefined;
+};
+
+/** The tombstone's id in `forgets` (partition: the user). */
+const tombstoneId = (sessionId?: string) => (sessionId === undefined ? 'forget:user' : `forget:session:${sessionId}`);
+
+/**
+ * Forget on Cosmos DB: every item of the user's partition in every container partitioned by `/userId` (found from
+ * COSMOS_CONTAINERS, so a container added later is purged and scanned too), or a session's items. The tombstones live
+ * in their own container, `forgets`, so purging the user's partition never deletes them.
+ *
+ * Cosmos has no cross-container transaction or trigger, so the append path checks the tombstone before it writes and
+ * again after (`refusesWritesItself` is false; see shared/application/forget.ts).
+ */
+export class CosmosForgetStore implements ForgetStore {
+  readonly refusesWritesItself = false;
+  private readonly containers: { name: string; container: Container }[];
+  private readonly forgets: Container;
+
+  constructor(database: Database) {
+    const specs: CosmosContainerSpec[] = Object.values(COSMOS_CONTAINERS);
+    this.containers = specs.filter((s) => s.partitionKey === '/userId' && s.name !== COSMOS_CONTAINERS.forgets.name).map((s) => ({ name: s.name, container: database.container(s.name) }));
+    this.forgets = database.container(COSMOS_CONTAINERS.forgets.name);
+  }
+
+  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void> {
+    try {
+      await this.forgets.items.create({ id: tombstoneId(scope.sessionId), userId: scope.userId, sessionId: scope.sessionId ?? null, operationId, requestedAt: at.toISOString() });
+    } catch (error) {
+      if (statusOf(error) !== 409) throw error; // recorded by an earlier run
+    }
+  }
+
+  async forgetting(key: SessionKey): Promise<boolean> {
+    const rows = await this.query<{ id: string }>(this.forgets, key.userId, 'SELECT c.id FROM c WHERE c.userId = @userId AND (c.id = @user OR c.id = @session)', [
+      { name: '@user', value: tombstoneId() },
+      { name: '@session', value: tombstoneId(key.sessionId) },
+    ]);
+    return rows.length > 0;
+  }
+
+  async sessions(scope: ForgetScope): Promise<string[]> {
+    const ids = new Set<string>();
+    for (const name of [COSMOS_CONTAINERS.events.name, COSMOS_CONTAINERS.sessions.name]) {
+      const { container } = this.containers.find((c) => c.name === name)!;
+      const rows = await this.query<{ sessionId: string }>(container, scope.userId, `SELECT c.sessionId FROM c WHERE c.userId = @userId${scope.sessionId === undefined ? '' : ' AND c.sessionId = @sessionId'}`, this.sessionParam(scope));
+      for (const r of rows) if (typeof r.sessionId === 'string') ids.add(r.sessionId);
+    }
+    return [...ids].sort();
+  }
+
+  async blobNames(scope: ForgetScope): Promise<string[]> {
+    const { container } = this.containers.find((c) => c.name === COSMOS_CONTAINERS.artifacts.name)!;
+    const artifacts = await this.query<{ blobName: string }>(
+      container,
+      scope.userId,
+      `SELECT c.storage.blobName FROM c WHERE c.userId = @userId AND c.docType = 'artifact' AND c.storage.kind = 'blob'${scope.sessionId === undefined ? '' : ' AND c.sessionId = @sessionId'}`,
+      this.sessionParam(scope),
+    );
+    const queued =
+      scope.sessionId === undefined ? await this.query<{ blobName: string }>(container, scope.userId, "SELECT c.blobName FROM c WHERE c.userId = @userId AND c.docType = 'blob_deletion'", []) : [];
+    return [...new Set([...artifacts, ...queued].map((r) => r.blobName))].sort();
+  }
+
+  async purge(scope: ForgetScope): Promise<StoreCounts> {
+    const counts: StoreCounts = {};
+    let removedInsights: string[] = [];
+    for (const { name, container } of this.containers) {
+      const ids = await this.query<{ id: string }>(container, scope.userId, `SELECT c.id FROM c WHERE ${this.where(name, scope)}`, this.sessionParam(scope));
+      for (const { id } of ids) await this.delete(container, id, scope.userId);
+      counts[name] = ids.length;
+      if (name === COSMOS_CONTAINERS.insights.name) removedInsights = ids.map((r) => r.id);
+    }
+    if (scope.sessionId !== undefined && removedInsights.length > 0) {
+      // The profile synthesised from an insight of the session goes too; the next long-term reflection writes a new one.
+      const { container } = this.containers.find((c) => c.name === COSMOS_CONTAINERS.insights.name)!;
+      const { resource: profile } = await container.item('profile', scope.userId).read<{ sourceInsightIds?: string[] }>();
+      const derived = profile?.sourceInsightIds?.some((id) => removedInsights.includes(id)) ?? false;
+      if (derived) await this.delete(container, 'profile', scope.userId);
+      counts.profiles = derived ? 1 : 0;
+    }
+    return counts;
+  }
+
+  async scan(scope: ForgetScope): Promise<StoreCounts> {
+    const counts: StoreCounts = {};
+    for (const { name, container } of this.containers) {
+      const [n] = await this.query<number>(container, scope.userId, `SELECT VALUE COUNT(1) FROM c WHERE ${this.where(name, scope)}`, this.sessionParam(scope));
+      counts[name] = n ?? 0;
+    }
+    return counts;
+  }
+
+  async clearForgetting(scope: ForgetScope): Promise<void> {
+    await this.delete(this.forgets, tombstoneId(scope.sessionId), scope.userId);
+  }
+
+  /** The scope's items in a container: the whole partition for a user; for a session, its items and the insights built from it. */
+  private where(container: string, scope: ForgetScope): string {
+    if (scope.sessionId === undefined) return 'c.userId = @userId';
+    if (container === COSMOS_CONTAINERS.insights.name) return 'c.userId = @userId AND (c.sessionId = @sessionId OR ARRAY_CONTAINS(c.sourceSessionIds, @sessionId))';
+    return 'c.userId = @userId AND c.sessionId = @sessionId';
+  }
+
+  private sessionParam(scope: ForgetScope): SqlParameter[] {
+    return scope.sessionId === undefined ? [] : [{ name: '@sessionId', value: scope.sessionId }];
+  }
+
+  private async query<T>(container: Container, userId: string, sql: string, parameters: SqlParameter[]): Promise<T[]> {
+    const { resources } = await container.items.query<T>({ query: sql, parameters: [{ name: '@userId', value: userId }, ...parameters] }, { partitionKey: userId }).fetchAll();
+    return resources;
+  }
+
+  private async delete(container: Container, id: string, userId: string): Promise<void> {
+    try {
+      await container.item(id, userId).delete();
+    } catch (error) {
+      if (statusOf(error) !== 404) throw error; // deleted meanwhile: what we wanted
+    }
+  }
+}

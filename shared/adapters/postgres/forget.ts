@@ -1,0 +1,159 @@
+import type { SessionKey } from '../../contracts/ids.js';
+import type { ForgetScope, ForgetStore, SearchCache, StoreCounts } from '../../application/forget-ports.js';
+import type { Db, Queryable } from './db.js';
+
+/** append_events and the guard triggers (migration 14) refuse a write under a forget tombstone with SQLSTATE AM410. */
+export const FORGET_IN_PROGRESS = 'AM410';
+
+/**
+ * Tables the scan leaves out: the tombstone itself (deleted when the scan is clean) and `search_purges`, which keeps
+ * only the user id and the revision of the purge so that search snapshots built before it are never reused.
+ */
+const NOT_SCANNED = new Set(['forget_tombstones', 'search_purges', 'schema_migrations']);
+
+/**
+ * What the purge deletes, children before parents. For a session: the rows of the session, the session's own insights
+ * and aggregate insights built from it, and the profile when it was synthesised from a deleted insight (the next
+ * long-term reflection writes a new one from what is left). User-level statistics are recomputed from what is left.
+ */
+const USER_TABLES = [
+  'memory_turn_terms',
+  'memory_turns',
+  'memory_turn_stats',
+  'interactions',
+  'interaction_stats',
+  'sessions',
+  'events',
+  'session_heads',
+  'insights',
+  'profiles',
+  'artifacts',
+  'artifact_snapshots',
+  'artifact_blob_deletions',
+] as const;
+const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts'] as const;
+
+export class PostgresForgetStore implements ForgetStore {
+  readonly refusesWritesItself = true;
+
+  constructor(
+    private readonly db: Db,
+    /** PGlite's in-process search snapshots, when composition uses them. */
+    private readonly cache?: SearchCache,
+  ) {}
+
+  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      // Waits for every write of the user in flight (they hold the lock shared until they commit); see migration 14.
+      await tx.query('SELECT pg_advisory_xact_lock(7071014, hashtext($1))', [scope.userId]);
+      await tx.query(
+        `INSERT INTO forget_tombstones (user_id, session_id, operation_id, requested_at) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, session_id) DO NOTHING`,
+        [scope.userId, scope.sessionId ?? '', operationId, at.toISOString()],
+      );
+    });
+  }
+
+  async forgetting(key: SessionKey): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 FROM forget_tombstones WHERE user_id = $1 AND session_id IN ('', $2) LIMIT 1`, [key.userId, key.sessionId]);
+    return rows.length > 0;
+  }
+
+  async sessions(scope: ForgetScope): Promise<string[]> {
+    const rows = await this.db.query<{ session_id: string }>(
+      `SELECT session_id FROM session_heads WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)
+       UNION SELECT session_id FROM sessions WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2) ORDER BY 1`,
+      [scope.userId, scope.sessionId ?? null],
+    );
+    return rows.map((r) => r.session_id);
+  }
+
+  async blobNames(scope: ForgetScope): Promise<string[]> {
+    const rows = await this.db.query<{ name: string }>(
+      `SELECT doc->'storage'->>'blobName' AS name FROM artifacts
+       WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2) AND doc->'storage'->>'kind' = 'blob'
+       UNION SELECT blob_name FROM artifact_blob_deletions WHERE user_id = $1 AND $2::text IS NULL ORDER BY 1`,
+      [scope.userId, scope.sessionId ?? null],
+    );
+    return rows.map((r) => r.name);
+  }
+
+  async purge(scope: ForgetScope): Promise<StoreCounts> {
+    const counts: StoreCounts = await this.db.transaction(async (tx) => (scope.sessionId === undefined ? purgeUser(tx, scope.userId) : purgeSession(tx, scope.userId, scope.sessionId)));
+    // The deletions recorded a purge revision (migration 11), so no snapshot built before them is reused; dropping the
+    // user's snapshot now also frees the rows it holds in this process.
+    if (this.cache) counts.searchSnapshots = this.cache.evict(scope.userId);
+    return counts;
+  }
+
+  /**
+   * Counts rows of the scope in every table of the schema that has a `user_id` column (found in the catalog, so a table
+   * added later is scanned too), by the session's `session_id` for a session scope, plus the insights and the profile
+   * derived from the session.
+   */
+  async scan(scope: ForgetScope): Promise<StoreCounts> {
+    const counts: StoreCounts = {};
+    for (const [table, { session }] of await userTables(this.db)) {
+      if (scope.sessionId !== undefined && !session) continue;
+      const where = scope.sessionId === undefined ? 'user_id = $1' : 'user_id = $1 AND session_id = $2';
+      const [row] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE ${where}`, scope.sessionId === undefined ? [scope.userId] : [scope.userId, scope.sessionId]);
+      counts[table] = row?.n ?? 0;
+    }
+    if (scope.sessionId !== undefined) {
+      const [derived] = await this.db.query<{ insights: number }>(`SELECT count(*)::int AS insights FROM insights WHERE user_id = $1 AND doc->'sourceSessionIds' ? $2`, [scope.userId, scope.sessionId]);
+      counts.aggregateInsights = derived?.insights ?? 0;
+    }
+    if (this.cache) counts.searchSnapshots = this.cache.held(scope.userId);
+    return counts;
+  }
+
+  async clearForgetting(scope: ForgetScope): Promise<void> {
+    await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', [scope.userId, scope.sessionId ?? '']);
+  }
+}
+
+/** Tables of the schema with a `user_id` column (and whether they have `session_id`), from the catalog. */
+async function userTables(q: Queryable): Promise<Map<string, { session: boolean }>> {
+  const columns = await q.query<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND column_name IN ('user_id', 'session_id') ORDER BY table_name`,
+  );
+  const tables = new Map<string, Set<string>>();
+  for (const c of columns) tables.set(c.table_name, (tables.get(c.table_name) ?? new Set()).add(c.column_name));
+  const found = new Map<string, { session: boolean }>();
+  for (const [table, cols] of tables) if (cols.has('user_id') && !NOT_SCANNED.has(table)) found.set(table, { session: cols.has('session_id') });
+  return found;
+}
+
+async function purgeUser(tx: Queryable, userId: string): Promise<StoreCounts> {
+  const counts: StoreCounts = {};
+  // The known tables in order, then any other table that holds user rows (one added later, e.g. a dead-letter table).
+  const others = [...(await userTables(tx)).keys()].filter((t) => !(USER_TABLES as readonly string[]).includes(t));
+  for (const table of [...USER_TABLES, ...others]) {
+    const rows = await tx.query(`DELETE FROM "${table}" WHERE user_id = $1 RETURNING 1`, [userId]);
+    counts[table] = rows.length;
+  }
+  return counts;
+}
+
+async function purgeSession(tx: Queryable, userId: string, sessionId: string): Promise<StoreCounts> {
+  const counts: StoreCounts = {};
+  const others = [...(await userTables(tx))].filter(([t, { session }]) => session && t !== 'insights' && !(SESSION_TABLES as readonly string[]).includes(t)).map(([t]) => t);
+  for (const table of [...SESSION_TABLES, ...others]) {
+    const rows = await tx.query(`DELETE FROM "${table}" WHERE user_id = $1 AND session_id = $2 RETURNING 1`, [userId, sessionId]);
+    counts[table] = rows.length;
+  }
+  // The session's insights, and aggregate insights reflected from it together with other sessions: their text may
+  // carry what was said in it.
+  const insights = await tx.query<{ id: string }>(`DELETE FROM insights WHERE user_id = $1 AND (session_id = $2 OR doc->'sourceSessionIds' ? $2) RETURNING id`, [userId, sessionId]);
+  counts.insights = insights.length;
+  const gone = insights.map((i) => i.id);
+  const profiles = gone.length === 0 ? [] : await tx.query(`DELETE FROM profiles WHERE user_id = $1 AND doc->'sourceInsightIds' ?| $2::text[] RETURNING 1`, [userId, gone]);
+  counts.profiles = profiles.length;
+  // BM25 statistics of what is left (the speakers list keeps the user's participants: ids and names, no text).
+  await tx.query(
+    `UPDATE memory_turn_stats s SET docs = t.docs, total_len = t.total_len
+     FROM (SELECT count(*)::int AS docs, coalesce(sum(doc_len), 0)::bigint AS total_len FROM memory_turns WHERE user_id = $1) t WHERE s.user_id = $1`,
+    [userId],
+  );
+  return counts;
+}

@@ -1,0 +1,51 @@
+import type { SessionKey } from '../contracts/ids.js';
+
+/** What a forget removes: every item of the user, or (with `sessionId`) what belongs to one session of the user. */
+export interface ForgetScope {
+  userId: string;
+  sessionId?: string;
+}
+
+/** Items per store (a table or a container, `blobs`, `durableInstances`, `searchSnapshots`), for the purge report. */
+export type StoreCounts = Record<string, number>;
+
+/**
+ * Forget (issue 15 item 3) behind one port, implemented by each store adapter (PostgreSQL, Cosmos DB).
+ *
+ * The tombstone is the record that a forget is in progress for the scope: from the moment `markForgetting` returns,
+ * the store refuses new writes for the scope (PostgreSQL: a trigger on every user table, under a per-user lock), or the
+ * append path refuses them when it finds the tombstone (Cosmos DB: checked before and after the write). It is deleted
+ * by `clearForgetting` once the scan found nothing left.
+ */
+export interface ForgetStore {
+  /**
+   * True when the store itself refuses every write of a scope under a tombstone, atomically with the write
+   * (PostgreSQL). False: the append path must check again after its write and purge what it wrote (Cosmos DB).
+   */
+  readonly refusesWritesItself: boolean;
+  /** Records the tombstone (idempotent); when it returns, no write that started before it is still in flight (PostgreSQL). */
+  markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void>;
+  /** True when a forget of the session's user, or of this session, is in progress. */
+  forgetting(key: SessionKey): Promise<boolean>;
+  /** The sessions of the scope that have events or a session document (ids only), before anything is deleted. */
+  sessions(scope: ForgetScope): Promise<string[]>;
+  /** Names of the Blob Storage blobs the scope's artifacts (and the blob sweep's queue) name. */
+  blobNames(scope: ForgetScope): Promise<string[]>;
+  /** Deletes every item of the scope except the tombstone; items deleted per store. Idempotent. */
+  purge(scope: ForgetScope): Promise<StoreCounts>;
+  /**
+   * Items of the scope still held, per store, counted by queries of their own (not the purge's), over every table or
+   * container that holds user data. The tombstone is not counted.
+   */
+  scan(scope: ForgetScope): Promise<StoreCounts>;
+  /** Deletes the tombstone (idempotent). */
+  clearForgetting(scope: ForgetScope): Promise<void>;
+}
+
+/** A process-local copy of a user's rows (PGlite's in-process search snapshots). */
+export interface SearchCache {
+  /** Drops the user's copy; the rows it held. */
+  evict(userId: string): number;
+  /** The rows held for the user (0 when none). */
+  held(userId: string): number;
+}

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { Id, type SessionKey } from '../contracts/ids.js';
+import { ForgetInput, forgetInstanceId, ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js';
+import { forgetInProgress } from '../domain/errors.js';
+import type { DetailMemory } from './artifact-ports.js';
+import type { ForgetScope, ForgetStore, StoreCounts } from './forget-ports.js';
+import type { OrchestrationClient } from './operation-ports.js';
+import type { Clock } from './ports.js';
+
+/**
+ * Forget (DELETE /users/{u}, DELETE /users/{u}/sessions/{s}): the steps of the forget workflow
+ * (shared/application/workflows/forget.ts) and the append path's check. Every step is idempotent, so a rerun after a
+ * crash finishes what the first run started.
+ */
+
+export interface ForgetDeps {
+  forgets: ForgetStore;
+  detail: Pick<DetailMemory, 'blobs'>;
+  clock: Clock;
+}
+
+/** The steps that purge or scan durable instance histories also need the orchestration client. */
+export interface ForgetDurableDeps extends ForgetDeps {
+  orchestrations: OrchestrationClient;
+}
+
+const scopeOf = (input: ForgetInput): ForgetScope => (input.sessionId === undefined ? { userId: input.userId } : { userId: input.userId, sessionId: input.sessionId });
+
+export const Counts = z.record(z.string(), z.number().int().nonnegative());
+
+export const BeginResult = z.object({ sessionIds: z.array(Id) });
+export const DurableResult = z.object({ durableInstances: z.number().int().nonnegative() });
+export const BlobsResult = z.object({ blobNames: z.array(z.string()), deleted: z.number().int().nonnegative() });
+export const StoresResult = z.object({ removed: Counts });
+export const VerifyInput = ForgetInput.extend({ sessionIds: z.array(Id), blobNames: z.array(z.string()) });
+export const VerifyResult = z.object({ residual: Counts, total: z.number().int().nonnegative() });
+export const FinishInput = ForgetInput.extend({ removed: z.number().int().nonnegative() });
+export const FinishResult = z.object({ cleared: z.literal(true) });
+
+/**
+ * Step 1: records the tombstone (from here on, writes of the scope are refused; see ForgetStore) and lists the
+ * scope's sessions, whose session-end histories the next step purges.
+ */
+export async function beginForget(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof BeginResult>> {
+  const scope = scopeOf(input);
+  await deps.forgets.markForgetting(scope, forgetInstanceId(input.userId, input.sessionId), deps.clock.now());
+  return { sessionIds: await deps.forgets.sessions(scope) };
+}
+
+/** The durable instances whose histories carry the scope's text: session end (its summary and key topics). */
+const textInstances = (userId: string, sessionIds: readonly string[]) => sessionIds.map((s) => sessionEndInstanceId(userId, s));
+
+/** Step 2: purges the session-end instance histories of the scope's sessions (before the sessions are gone). */
+export async function purgeDurableHistories(deps: ForgetDurableDeps, input: ForgetInput & { sessionIds: string[] }): Promise<z.infer<typeof DurableResult>> {
+  return { durableInstances: await deps.orchestrations.purge(textInstances(input.userId, input.sessionIds)) };
+}
+
+/** Step 3: deletes the blobs the scope's artifacts name, before their rows, so a rerun still finds their names. */
+export async function purgeBlobs(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof BlobsResult>> {
+  const named = await deps.forgets.blobNames(scopeOf(input));
+  if (named.length > 0 && !deps.detail.blobs) throw new Error(`forget: ${named.length} blobs are named but no Blob Storage is configured`);
+  // For a user, also every blob under the user's prefix that no row names (a write refused after its blob was stored).
+  const unnamed = input.sessionId === undefined && deps.detail.blobs ? await deps.detail.blobs.existing({ prefix: `${input.userId}/` }) : [];
+  const blobNames = [...new Set([...named, ...unnamed])].sort();
+  const existing = blobNames.length > 0 ? await deps.detail.blobs!.existing({ names: blobNames }) : [];
+  for (const name of existing) await deps.detail.blobs!.delete(name);
+  return { blobNames, deleted: existing.length };
+}
+
+/** Step 4: deletes every item of the scope in the store (the tombstone stays until step 6). */
+export async function purgeStores(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof StoresResult>> {
+  return { removed: await deps.forgets.purge(scopeOf(input)) };
+}
+
+/**
+ * Step 5, the proof: counts what is left of the scope in every store, independently of the purge: the store's own scan
+ * (every table / container that holds user data), Blob Storage (every blob under the user's prefix; for a session,
+ * the names its artifacts had) and the durable histories of the scope's sessions.
+ */
+export async function verifyForget(deps: ForgetDurableDeps, input: z.infer<typeof VerifyInput>): Promise<z.infer<typeof VerifyResult>> {
+  const scope = scopeOf(input);
+  const residual: StoreCounts = { ...(await deps.forgets.scan(scope)) };
+  const blobs = deps.detail.blobs;
+  residual.blobs = blobs ? (await blobs.existing(scope.sessionId === undefined ? { prefix: `${scope.userId}/` } : { names: input.blobNames })).length : 0;
+  let durable = 0;
+  for (const id of textInstances(input.userId, input.sessionIds)) if (await deps.orchestrations.status(id)) durable++;
+  residual.durableInstances = durable;
+  const total = Object.values(residual).reduce((a, b) => a + b, 0);
+  return { residual, total };
+}
+
+/** Step 6: the scan found nothing, so the tombstone goes and the scope takes writes again, starting from nothing. */
+export async function finishForget(deps: ForgetDeps, input: z.infer<typeof FinishInput>): Promise<z.infer<typeof FinishResult>> {
+  await deps.forgets.clearForgetting(scopeOf(input));
+  return { cleared: true };
+}
+
+/**
+ * Starts the forget operation (202 `{operationId}`). The instance id is the scope's, so a repeated DELETE while it
+ * runs returns the same operation; once it has completed, a new DELETE purges the finished instance's history (ids and
+ * counts only) and runs the purge again, so data written after the first forget is forgotten too.
+ */
+export async function requestForget(client: OrchestrationClient, input: ForgetInput): Promise<{ operationId: string; started: boolean }> {
+  const operationId = forgetInstanceId(input.userId, input.sessionId);
+  const existing = await client.status(operationId);
+  if (existing?.status === 'completed') await client.purge([operationId]);
+  const { started } = await client.start(ORCHESTRATIONS.forget, operationId, ForgetInput.parse(input));
+  return { operationId, started };
+}
+
+/**
+ * The append path's check: a write of a session whose user (or the session itself) is being forgotten is refused
+ * with 409 `forget_in_progress`. `before` runs before anything is written (artifacts included); `after` runs after the
+ * events were written, on stores that do not refuse such writes themselves (Cosmos DB): if a forget began meanwhile,
+ * what was written is purged with the session and the append is refused. See README "Forget".
+ */
+export async function refuseWhileForgetting(deps: { forgets?: ForgetStore }, key: SessionKey, when: 'before' | 'after'): Promise<void> {
+  const forgets = deps.forgets;
+  if (!forgets || (when === 'after' && forgets.refusesWritesItself)) return;
+  if (!(await forgets.forgetting(key))) return;
+  if (when === 'after') await forgets.purge({ userId: key.userId, sessionId: key.sessionId });
+  throw forgetInProgress(key.userId, key.sessionId);
+}

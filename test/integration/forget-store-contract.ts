@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ArtifactStore } from '../../shared/application/artifact-ports.js';
+import { appendTurns } from '../../shared/application/append-turns.js';
+import type { ForgetStore } from '../../shared/application/forget-ports.js';
+import type { Stores } from '../../shared/application/ports.js';
+import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
+import type { InsightDocument } from '../../shared/contracts/insights.js';
+import { newSession } from '../../shared/domain/session.js';
+import { turnDraft } from '../support/builders.js';
+import { artifact } from './artifact-store-contract.js';
+
+const at = new Date('2026-01-05T10:00:00Z');
+let counter = 0;
+const freshUser = () => `forget-${++counter}-${Date.now()}`;
+
+export interface ForgetBackend {
+  stores: Stores;
+  artifacts: ArtifactStore;
+  forgets: ForgetStore;
+  close: () => Promise<void>;
+}
+
+const insight = (userId: string, id: string, sessionId: string, sourceSessionIds = [sessionId], type: InsightDocument['type'] = 'session'): InsightDocument => ({
+  schemaVersion: SCHEMA_VERSION,
+  id,
+  userId,
+  type,
+  sessionId,
+  sourceSessionIds,
+  category: 'demographics',
+  text: `insight ${id}`,
+  confidence: 0.8,
+  importance: 'high',
+  status: 'pending',
+  embeddingModel: 'test-model',
+  insightVector: [0.1, 0.2, 0.3],
+  createdAt: at.toISOString(),
+  updatedAt: at.toISOString(),
+});
+
+const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/** The forget port's behaviour, the same on every store adapter: PostgreSQL (PGlite) and Cosmos DB (wire fake). */
+export function describeForgetStoreContract(name: string, open: () => Promise<ForgetBackend>) {
+  describe(`forget store contract: ${name}`, () => {
+    let b: ForgetBackend;
+    beforeAll(async () => {
+      b = await open();
+    }, 60_000);
+    afterAll(() => b?.close());
+
+    /** Two sessions with events, a session document, insights (one aggregate over both), a profile, artifacts inline and blob. */
+    async function seed(userId: string) {
+      for (const sessionId of ['s1', 's2']) {
+        await b.stores.events.append({ userId, sessionId }, [turnDraft(`${sessionId}-a`), turnDraft(`${sessionId}-b`)], at);
+        await b.stores.sessions.put(newSession({ userId, sessionId }, at), null);
+        await b.artifacts.putIfAbsent(artifact(userId, `${sessionId}-inline`, { sessionId }));
+        await b.artifacts.putIfAbsent(artifact(userId, `${sessionId}-blob`, { sessionId, storage: { kind: 'blob', blobName: `${userId}/${sessionId}-blob/h` } }));
+      }
+      await b.stores.insights.upsert([insight(userId, 'i1', 's1'), insight(userId, 'i2', 's2'), insight(userId, 'agg', 's2', ['s1', 's2'], 'aggregate')]);
+      await b.stores.insights.putProfile({ schemaVersion: SCHEMA_VERSION, userId, profile: 'likes bonds', sourceInsightIds: ['i1'], version: 1, updatedAt: at.toISOString() } as never);
+    }
+
+    it('scans what a user holds, purges all of it (idempotently) and then scans zero; another user keeps everything', async () => {
+      const user = freshUser();
+      const other = freshUser();
+      await seed(user);
+      await seed(other);
+      const before = await b.forgets.scan({ userId: user });
+      expect(total(before)).toBeGreaterThanOrEqual(4 + 2 + 4 + 4); // events, sessions, artifacts, insights and profile
+      expect(await b.forgets.sessions({ userId: user })).toEqual(['s1', 's2']);
+      expect(await b.forgets.blobNames({ userId: user })).toEqual([`${user}/s1-blob/h`, `${user}/s2-blob/h`]);
+
+      await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at);
+      await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at); // a repeat is harmless
+      const removed = await b.forgets.purge({ userId: user });
+      expect(total(removed)).toBeGreaterThanOrEqual(total(before));
+      expect(total(await b.forgets.scan({ userId: user }))).toBe(0);
+      expect(total(await b.forgets.purge({ userId: user }))).toBe(0);
+      expect(await b.forgets.scan({ userId: other })).toEqual(before);
+      await b.forgets.clearForgetting({ userId: user });
+      await b.forgets.clearForgetting({ userId: user });
+    });
+
+    it('a session: its events, document, artifacts, its insights and the aggregate built from it, and the profile made from them; not the other session', async () => {
+      const user = freshUser();
+      await seed(user);
+      expect(await b.forgets.blobNames({ userId: user, sessionId: 's1' })).toEqual([`${user}/s1-blob/h`]);
+      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget-session:x', at);
+      await b.forgets.purge({ userId: user, sessionId: 's1' });
+      expect(total(await b.forgets.scan({ userId: user, sessionId: 's1' }))).toBe(0);
+      expect(await b.stores.events.read({ userId: user, sessionId: 's1' }, 0)).toEqual([]);
+      expect(await b.stores.events.read({ userId: user, sessionId: 's2' }, 0)).toHaveLength(2);
+      expect((await b.stores.insights.list(user)).map((i) => i.id)).toEqual(['i2']);
+      expect(await b.stores.insights.getProfile(user)).toBeNull();
+      expect(await b.artifacts.get(user, 's2-inline', at)).not.toBeNull();
+      expect(await b.artifacts.get(user, 's1-inline', at)).toBeNull();
+      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
+    });
+
+    it('the tombstone covers the user (every session) or one session, and goes with clearForgetting', async () => {
+      const user = freshUser();
+      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'op', at);
+      expect(await b.forgets.forgetting({ userId: user, sessionId: 's1' })).toBe(true);
+      expect(await b.forgets.forgetting({ userId: user, sessionId: 's2' })).toBe(false);
+      await b.forgets.markForgetting({ userId: user }, 'op', at);
+      expect(await b.forgets.forgetting({ userId: user, sessionId: 's2' })).toBe(true);
+      expect(await b.forgets.forgetting({ userId: freshUser(), sessionId: 's2' })).toBe(false);
+      await b.forgets.clearForgetting({ userId: user });
+      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
+      expect(await b.forgets.forgetting({ userId: user, sessionId: 's1' })).toBe(false);
+    });
+
+    it('an append that passed the check before the tombstone was recorded is refused and nothing of it is kept; after the forget, a new append starts at seq 1', async () => {
+      const user = freshUser();
+      const key = { userId: user, sessionId: 's1' };
+      await b.stores.events.append(key, [turnDraft('old')], at);
+      await b.forgets.markForgetting({ userId: user }, 'op', at);
+      await b.forgets.purge({ userId: user });
+      // The race: the append's first look found no tombstone (it was recorded just after).
+      let looks = 0;
+      const racing: ForgetStore = Object.assign(Object.create(b.forgets) as ForgetStore, {
+        forgetting: async (k: typeof key) => (++looks === 1 ? false : b.forgets.forgetting(k)),
+      });
+      const deps = { events: b.stores.events, clock: { now: () => at }, ids: { newId: () => 'generated' }, forgets: racing };
+      await expect(appendTurns(deps, key, { turns: [{ role: 'user', content: 'racing the purge', turnId: 'new' }] })).rejects.toMatchObject({ code: 'forget_in_progress' });
+      expect(await b.stores.events.read(key, 0)).toEqual([]);
+      expect(total(await b.forgets.scan({ userId: user }))).toBe(0);
+      // Without the race the first look refuses.
+      await expect(appendTurns({ ...deps, forgets: b.forgets }, key, { turns: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'forget_in_progress' });
+      await b.forgets.clearForgetting({ userId: user });
+      expect(await appendTurns({ ...deps, forgets: b.forgets }, key, { turns: [{ role: 'user', content: 'fresh', turnId: 'fresh' }] })).toEqual({ accepted: [{ turnId: 'fresh', seq: 1 }] });
+    });
+  });
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { forgetOrchestrator } from '../../../functions/orch-forget.js';
+import { forgetInstanceId } from '../../../shared/contracts/operations.js';
+import { History, replay } from '../../support/durable-history.js';
+
+const input = { userId: 'u1' };
+const begin = { sessionIds: ['s1', 's2'] };
+const blobs = { blobNames: ['u1/k/h'], deleted: 1 };
+const stores = { removed: { events: 30, insights: 4 } };
+const clean = { residual: { events: 0, insights: 0, blobs: 0, durableInstances: 0 }, total: 0 };
+const left = { residual: { events: 0, interactions: 1, blobs: 0, durableInstances: 0 }, total: 1 };
+
+/** One purge round: blobs → stores → verify. */
+const round = (h: History, scan: unknown, removed: { removed: Record<string, number> } = stores) => h.call('activity-forget-blobs', blobs).call('activity-forget-stores', removed).call('activity-forget-verify', scan);
+
+describe('orch-forget (replayed through the durable-functions engine)', () => {
+  it('given a clean scan, then it clears the tombstone and returns the purge report: removed per store, residual zero', async () => {
+    const h = round(new History(input).call('activity-forget-begin', begin).call('activity-forget-durable', { durableInstances: 2 }), clean);
+    const beforeFinish = await replay(forgetOrchestrator, h);
+    expect(beforeFinish.flat.map((a) => a.functionName)).toEqual([
+      'activity-forget-begin',
+      'activity-forget-durable',
+      'activity-forget-blobs',
+      'activity-forget-stores',
+      'activity-forget-verify',
+      'activity-forget-finish',
+    ]);
+    expect(beforeFinish.flat[4]!.input).toEqual({ userId: 'u1', sessionIds: ['s1', 's2'], blobNames: ['u1/k/h'] });
+    expect(beforeFinish.flat[5]!.input).toEqual({ userId: 'u1', removed: 2 + 1 + 30 + 4 });
+    const done = await replay(forgetOrchestrator, h.call('activity-forget-finish', { cleared: true }));
+    expect(done.isDone).toBe(true);
+    expect(done.output).toMatchObject({ userId: 'u1', sessions: 2, removed: { durableInstances: 2, blobs: 1, events: 30, insights: 4 }, residual: clean.residual, verified: true, rounds: 1 });
+  });
+
+  it('given a scan that finds something (a write raced the purge), then it purges again before it clears the tombstone', async () => {
+    const h = round(round(new History(input).call('activity-forget-begin', begin).call('activity-forget-durable', { durableInstances: 0 }), left), clean, { removed: { events: 0, insights: 0, interactions: 1 } });
+    const state = await replay(forgetOrchestrator, h);
+    expect(state.flat.at(-1)?.functionName).toBe('activity-forget-finish');
+    const done = await replay(forgetOrchestrator, h.call('activity-forget-finish', { cleared: true }));
+    expect(done.output).toMatchObject({ rounds: 2, removed: { interactions: 1, events: 30, blobs: 2 } });
+  });
+
+  it('given residuals after every round, then it fails with the counts and never clears the tombstone', async () => {
+    let h = new History(input).call('activity-forget-begin', begin).call('activity-forget-durable', { durableInstances: 0 });
+    for (let i = 0; i < 3; i++) h = round(h, left);
+    await expect(replay(forgetOrchestrator, h)).rejects.toThrow(/interactions=1/);
+  });
+
+  it('instance ids: one per user and one per session, stable', () => {
+    expect(forgetInstanceId('u1')).toBe('forget-user:u1');
+    expect(forgetInstanceId('u1', 's1')).toBe('forget-session:u1:s1');
+    expect(forgetInstanceId('u:1', 's1')).toMatch(/^forget-session:[0-9a-f]{64}$/);
+  });
+});
