@@ -11,6 +11,9 @@ import { settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
 import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
 import { retentionPolicy, type RetentionPolicy } from '../domain/retention.js';
+import type { ApiKeyStore } from '../application/auth.js';
+import { PostgresApiKeyStore } from '../adapters/postgres/api-keys.js';
+import { createAuthenticator, type Authenticator } from './auth.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -26,6 +29,9 @@ export interface Runtime extends Deps {
   reflection: ReflectionConfig;
   /** What retention deletes, and when (RETENTION_* settings). */
   retention: RetentionPolicy;
+  /** API keys (hashes) and the authenticator of AUTH_MODE that every HTTP route and the /mcp endpoint use. */
+  apiKeys: ApiKeyStore;
+  auth: Authenticator;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
@@ -51,7 +57,7 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
   return blobs;
 }
 
-async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed'> & Stores & { artifacts: ArtifactStore }> {
+async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'apiKeys'> & Stores & { artifacts: ArtifactStore }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -59,7 +65,13 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     const { database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
     const { CosmosArtifactStore } = await import('../adapters/cosmos/artifacts.js');
     const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
-    return { backend: 'cosmos', ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }), artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) };
+    const { CosmosApiKeyStore } = await import('../adapters/cosmos/api-keys.js');
+    return {
+      backend: 'cosmos',
+      ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }),
+      artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)),
+      apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)),
+    };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
   await migrate(db);
@@ -68,7 +80,21 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
   const stores = postgresStores(db);
   // PGlite ranks in process up to SEARCH_SNAPSHOT_ROWS rows (search-snapshot.ts); a PostgreSQL server always in SQL.
   const search = db.kind === 'pglite' && s.SEARCH_SNAPSHOT_ROWS > 0 ? new SnapshotSearchIndex(db, stores.search, { maxRows: s.SEARCH_SNAPSHOT_ROWS }) : stores.search;
-  return { backend: db.kind, changeFeed: stores.events, ...stores, search, artifacts: new PostgresArtifactStore(db) };
+  return { backend: db.kind, changeFeed: stores.events, ...stores, search, artifacts: new PostgresArtifactStore(db), apiKeys: new PostgresApiKeyStore(db) };
+}
+
+/** The API key store alone, for `npm run keys` (no models, no other stores). */
+export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ apiKeys: ApiKeyStore; close: () => Promise<void> }> {
+  if (s.STORAGE_BACKEND === 'cosmos') {
+    const { openCosmos } = await import('../adapters/cosmos/client.js');
+    const { CosmosApiKeyStore } = await import('../adapters/cosmos/api-keys.js');
+    const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
+    const { client, database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
+    return { apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)), close: async () => client.dispose() };
+  }
+  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
+  await migrate(db);
+  return { apiKeys: new PostgresApiKeyStore(db), close: () => db.close() };
 }
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
@@ -104,6 +130,8 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
     },
     retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS),
+    apiKeys: stores.apiKeys,
+    auth: createAuthenticator(s, stores.apiKeys),
   };
 }
 

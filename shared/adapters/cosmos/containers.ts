@@ -42,6 +42,8 @@ export const COSMOS_CONTAINERS = {
   },
   insights: { name: 'insights', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/insightVector'], fullTextPaths: ['/text'], compositeIndexes: [] },
   artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: ['/description'], compositeIndexes: [] },
+  /** API keys (hashes only), one item per key: `/id` = the key id, read by point reads. */
+  apiKeys: { name: 'apiKeys', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
   leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
 } as const satisfies Record<string, CosmosContainerSpec>;
 
