@@ -1,4 +1,4 @@
-import type { HttpHandler } from '@azure/functions';
+import type { HttpHandler, HttpResponseInit } from '@azure/functions';
 import type { FunctionDescriptor } from '../../shared/platform/functions.js';
 import { loadFunctions } from '../../shared/platform/local-host/functions.js';
 import { context, request } from './runtime.js';
@@ -24,11 +24,12 @@ export async function httpRoutes(): Promise<HttpRoute[]> {
 }
 
 /** Calls a route's handler like the host would: path params filled in, optional JSON body and headers. */
-export function callRoute(route: HttpRoute, params: Record<string, string>, options: { body?: object; headers?: Record<string, string>; query?: string } = {}) {
+export async function callRoute(route: HttpRoute, params: Record<string, string>, options: { body?: object; headers?: Record<string, string>; query?: string } = {}): Promise<HttpResponseInit> {
   const path = route.route.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? 'x'));
   const filled = Object.fromEntries(route.params.map((p) => [p, params[p] ?? 'x']));
-  return route.handler(
+  // httpHandler answers with a plain HttpResponseInit.
+  return (await route.handler(
     request(route.method, `${path}${options.query ? `?${options.query}` : ''}`, { params: filled, ...(options.body && { body: options.body }), ...(options.headers && { headers: options.headers }) }),
     context(route.name),
-  );
+  )) as HttpResponseInit;
 }

@@ -49,7 +49,7 @@ const profile = (userId: string, headers?: Record<string, string>) => callRoute(
 function expectProblem(res: HttpResponseInit, status: number, code: string) {
   expect(res.status).toBe(status);
   expect(json(res).code).toBe(code);
-  expect(new Headers(res.headers as HeadersInit).get('content-type')).toBe('application/problem+json');
+  expect(new Headers(res.headers as ConstructorParameters<typeof Headers>[0]).get('content-type')).toBe('application/problem+json');
 }
 
 describe('without credentials, every route is 401 (problem+json, WWW-Authenticate: Bearer)', () => {
@@ -60,7 +60,7 @@ describe('without credentials, every route is 401 (problem+json, WWW-Authenticat
       const res = await callRoute(r, { userId: 'alice', sessionId: 's1', key: 'k1', snapshotId: 'snap1', operationId: 'session-end:alice:s1' }, { body: {} });
       expect(res.status, `${r.method} ${r.route}`).toBe(401);
       expectProblem(res, 401, 'unauthorized');
-      expect(new Headers(res.headers as HeadersInit).get('www-authenticate'), r.name).toMatch(/^Bearer/);
+      expect(new Headers(res.headers as ConstructorParameters<typeof Headers>[0]).get('www-authenticate'), r.name).toMatch(/^Bearer/);
     }
   });
 
