@@ -1,6 +1,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../../shared/application/auth.js';
+import { createAuthenticator } from '../../../shared/platform/auth.js';
 import type { OrchestrationClient } from '../../../shared/application/operation-ports.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { useLocalOrchestrationClient } from '../../../shared/platform/durable.js';
@@ -132,6 +133,14 @@ describe('Entra ID bearer tokens (signed by a test key served as a local JWKS)',
 
   it('a valid token with neither the app role nor a user claim is 403', async () => {
     expectProblem(await profile('alice', bearer(await jwks.sign({ roles: ['Something.Else'] }))), 403, 'forbidden');
+  });
+
+  it('a key set that cannot be fetched is 503 upstream_unavailable, not a verdict on the token', async () => {
+    const unreachable = createAuthenticator(
+      { AUTH_MODE: 'entra', ...jwks.settings, ENTRA_JWKS_URL: 'http://127.0.0.1:1/keys', ENTRA_USER_CLAIM: 'oid', ENTRA_ALL_USERS_ROLE: 'Memory.All' },
+      runtime.apiKeys,
+    );
+    await expect(unreachable.authenticate(`Bearer ${await jwks.sign({ oid: 'alice' })}`)).rejects.toMatchObject({ code: 'upstream_unavailable' });
   });
 
   it('fetches the key set once and caches it', () => {
