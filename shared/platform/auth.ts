@@ -74,7 +74,7 @@ function entraVerifier(s: AuthSettings): (token: string) => Promise<Principal> {
 /**
  * How a route is guarded: `user` (the default) authenticates and, when the route has a `{userId}`, requires that user
  * (else an all-users principal); `handler` authenticates and leaves the check to the handler (operations);
- * `public` skips authentication (`/health`, which shows nothing per user).
+ * `public` skips authentication (`/health`): such a route must read nothing per user, as its handler gets no real principal.
  */
 export type Access = 'user' | 'handler' | 'public';
 
