@@ -2,7 +2,8 @@ import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-export const handler = httpHandler({}, async () => {
+/** Public (no credentials): liveness, backends and model-call counts per operation type; nothing per user. */
+export const handler = httpHandler({ access: 'public' }, async () => {
   const runtime = await getRuntime();
   return {
     status: 'ok',

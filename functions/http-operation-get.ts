@@ -1,15 +1,19 @@
 import { z } from 'zod';
 import { OperationId } from '../shared/contracts/operations.js';
 import { notFound } from '../shared/domain/errors.js';
+import { authorizeOperation } from '../shared/platform/auth.js';
 import { orchestrationClient } from '../shared/platform/durable.js';
 import { defineFunction, httpDurable } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
 const Params = z.object({ operationId: OperationId });
 
-export const handler = httpHandler({ params: Params }, async ({ params }, ctx) => {
-  const status = await orchestrationClient(ctx).status(params.operationId);
-  if (!status) throw notFound(`Operation ${params.operationId}`);
+/** Readable only by the user the operation acts on (its input's userId) or an all-users principal; else 404. */
+export const handler = httpHandler({ params: Params, access: 'handler' }, async ({ params, principal }, ctx) => {
+  const found = await orchestrationClient(ctx).status(params.operationId);
+  if (!found) throw notFound(`Operation ${params.operationId}`);
+  const { input, ...status } = found;
+  authorizeOperation(principal, input);
   return status;
 });
 

@@ -79,6 +79,16 @@ param topKFacts int = 5
 @description('MAX_REQUEST_BYTES: largest accepted request body.')
 param maxRequestBytes int = 1048576
 
+@allowed(['entra', 'apikey', 'entra+apikey'])
+@description('AUTH_MODE: Entra ID bearer tokens, API keys (npm run keys), or either. `open` is refused in Azure.')
+param authMode string = 'entra'
+
+@description('ENTRA_AUDIENCE: accepted token audiences, comma-separated (the API app registration\'s Application ID URI and/or client id). Required with entra modes.')
+param entraAudience string
+
+@description('ENTRA_TENANT_ID: the tenant whose tokens are accepted; this deployment\'s tenant unless said.')
+param entraTenantId string = tenant().tenantId
+
 @minValue(100)
 @description('MODEL_TIMEOUT_MS: per-call timeout for hosted models.')
 param modelTimeoutMs int = 30000
@@ -331,6 +341,9 @@ module functionApp 'modules/functionapp.bicep' = {
     numRecentSessions: numRecentSessions
     topKFacts: topKFacts
     maxRequestBytes: maxRequestBytes
+    authMode: authMode
+    entraTenantId: entraTenantId
+    entraAudience: entraAudience
     modelTimeoutMs: modelTimeoutMs
     modelMaxRetries: modelMaxRetries
     insightCategories: insightCategories

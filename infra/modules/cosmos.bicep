@@ -102,6 +102,14 @@ var containers = [
     compositeIndexes: []
   }
   {
+    name: 'apiKeys'
+    partitionKey: '/id'
+    defaultTtl: null
+    vectorPaths: []
+    fullTextPaths: []
+    compositeIndexes: []
+  }
+  {
     name: 'leases'
     partitionKey: '/id'
     defaultTtl: null

@@ -31,6 +31,9 @@ param nActiveTurns int
 param numRecentSessions int
 param topKFacts int
 param maxRequestBytes int
+param authMode string
+param entraTenantId string
+param entraAudience string
 param modelTimeoutMs int
 param modelMaxRetries int
 param insightCategories string
@@ -88,6 +91,14 @@ var appSettings = {
   NUM_RECENT_SESSIONS: string(numRecentSessions)
   TOP_K_FACTS: string(topKFacts)
   MAX_REQUEST_BYTES: string(maxRequestBytes)
+
+  // Authentication (README, Authentication and authorization): Entra ID access tokens for the API's app registration
+  // (ENTRA_JWKS_URL is derived from the tenant), and/or API keys kept as hashes in the apiKeys container.
+  AUTH_MODE: authMode
+  ENTRA_TENANT_ID: entraTenantId
+  ENTRA_AUDIENCE: entraAudience
+  ENTRA_USER_CLAIM: 'oid'
+  ENTRA_ALL_USERS_ROLE: 'Memory.All'
   INSIGHT_CATEGORIES: insightCategories
 
   // Session end, reflection and nightly consolidation (durable orchestrations; timer schedules are NCRONTAB, UTC).

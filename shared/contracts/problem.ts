@@ -2,6 +2,10 @@ import { z } from 'zod';
 
 export const ErrorCode = z.enum([
   'validation_failed',
+  /** No credentials, or credentials that are not valid (answered with `WWW-Authenticate: Bearer`). */
+  'unauthorized',
+  /** Valid credentials for a principal that may not act on this user, agent or operation. */
+  'forbidden',
   'not_found',
   'conflict',
   /** The session has ended: it takes no more turns (start a new session). */

@@ -13,6 +13,9 @@ import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
 import { retentionPolicy, type RetentionPolicy } from '../domain/retention.js';
 import type { ForgetStore } from '../application/forget-ports.js';
 import { PostgresForgetStore } from '../adapters/postgres/forget.js';
+import type { ApiKeyStore } from '../application/auth.js';
+import { PostgresApiKeyStore } from '../adapters/postgres/api-keys.js';
+import { createAuthenticator, type Authenticator } from './auth.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -30,6 +33,9 @@ export interface Runtime extends Deps {
   retention: RetentionPolicy;
   /** Forget: tombstones, purge and the verification scan of the store in use. */
   forgets: ForgetStore;
+  /** API keys (hashes) and the authenticator of AUTH_MODE that every HTTP route and the /mcp endpoint use. */
+  apiKeys: ApiKeyStore;
+  auth: Authenticator;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
@@ -55,7 +61,7 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
   return blobs;
 }
 
-async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets'> & Stores & { artifacts: ArtifactStore }> {
+async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys'> & Stores & { artifacts: ArtifactStore }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -64,11 +70,13 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     const { CosmosArtifactStore } = await import('../adapters/cosmos/artifacts.js');
     const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
     const { CosmosForgetStore } = await import('../adapters/cosmos/forget.js');
+    const { CosmosApiKeyStore } = await import('../adapters/cosmos/api-keys.js');
     return {
       backend: 'cosmos',
       ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }),
       artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)),
       forgets: new CosmosForgetStore(database),
+      apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)),
     };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
@@ -79,7 +87,29 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
   // PGlite ranks in process up to SEARCH_SNAPSHOT_ROWS rows (search-snapshot.ts); a PostgreSQL server always in SQL.
   const snapshots = db.kind === 'pglite' && s.SEARCH_SNAPSHOT_ROWS > 0 ? new SnapshotSearchIndex(db, stores.search, { maxRows: s.SEARCH_SNAPSHOT_ROWS }) : undefined;
   const search = snapshots ?? stores.search;
-  return { backend: db.kind, changeFeed: stores.events, ...stores, search, artifacts: new PostgresArtifactStore(db), forgets: new PostgresForgetStore(db, snapshots) };
+  return {
+    backend: db.kind,
+    changeFeed: stores.events,
+    ...stores,
+    search,
+    artifacts: new PostgresArtifactStore(db),
+    forgets: new PostgresForgetStore(db, snapshots),
+    apiKeys: new PostgresApiKeyStore(db),
+  };
+}
+
+/** The API key store alone, for `npm run keys` (no models, no other stores). */
+export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ apiKeys: ApiKeyStore; close: () => Promise<void> }> {
+  if (s.STORAGE_BACKEND === 'cosmos') {
+    const { openCosmos } = await import('../adapters/cosmos/client.js');
+    const { CosmosApiKeyStore } = await import('../adapters/cosmos/api-keys.js');
+    const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
+    const { client, database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
+    return { apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)), close: async () => client.dispose() };
+  }
+  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
+  await migrate(db);
+  return { apiKeys: new PostgresApiKeyStore(db), close: () => db.close() };
 }
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
@@ -115,6 +145,8 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
     },
     retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS),
+    apiKeys: stores.apiKeys,
+    auth: createAuthenticator(s, stores.apiKeys),
   };
 }
 

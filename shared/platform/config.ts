@@ -74,6 +74,22 @@ export const Settings = z.object({
   AZURITE_DATA_DIR: optionalText,
   /** Local host: Azurite's blob port; 0 = any free port. */
   AZURITE_BLOB_PORT: int(0, 0, 65_535),
+  /**
+   * Who may call (README, Authentication and authorization): `entra` (Entra ID bearer tokens), `apikey` (keys made by
+   * `npm run keys`), `entra+apikey` (either), or `open` (no credentials; the local host only, bound to loopback).
+   * Unset means `open` outside Azure; in Azure (the Functions host) an unset or `open` AUTH_MODE refuses to start.
+   */
+  AUTH_MODE: z.enum(['entra', 'apikey', 'entra+apikey', 'open']).default('open'),
+  /** Entra ID tenant (directory) id whose tokens are accepted: issuer `https://login.microsoftonline.com/<tenant>/v2.0` (or the v1 `sts.windows.net` one). */
+  ENTRA_TENANT_ID: optionalText,
+  /** Accepted token audiences, comma-separated: the API's app registration (`api://…` Application ID URI and/or its client id). */
+  ENTRA_AUDIENCE: optionalText,
+  /** The tenant's signing keys; default `https://login.microsoftonline.com/<tenant>/discovery/v2.0/keys`. */
+  ENTRA_JWKS_URL: optionalText,
+  /** The token claim that is the user id of a user-bound token. */
+  ENTRA_USER_CLAIM: z.string().trim().min(1).default('oid'),
+  /** The app role (`roles` claim) that gives a token every user: for services (client credentials) and admin tools. */
+  ENTRA_ALL_USERS_ROLE: z.string().trim().min(1).default('Memory.All'),
   /** Largest accepted request body, in bytes. */
   MAX_REQUEST_BYTES: int(1_048_576, 1_024),
   /** Local host: listening address and port. */
@@ -112,7 +128,20 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   if (parsed.data.STORAGE_BACKEND === 'cosmos' && !parsed.data.COSMOS__accountEndpoint) {
     throw new Error('Invalid settings: COSMOS__accountEndpoint is required when STORAGE_BACKEND=cosmos');
   }
+  checkAuth(parsed.data, env);
   return parsed.data;
+}
+
+/** True under the Functions host (Azure sets WEBSITE_INSTANCE_ID; the host and `func start` set FUNCTIONS_WORKER_RUNTIME). */
+export const inFunctionsHost = (env: Record<string, string | undefined> = process.env) => Boolean(env.WEBSITE_INSTANCE_ID || env.FUNCTIONS_WORKER_RUNTIME);
+
+function checkAuth(s: Settings, env: Record<string, string | undefined>): void {
+  if (inFunctionsHost(env) && (!env.AUTH_MODE || s.AUTH_MODE === 'open')) {
+    throw new Error('Invalid settings: AUTH_MODE must be entra, apikey or entra+apikey under the Functions host (open is for the local host on loopback)');
+  }
+  if (s.AUTH_MODE.includes('entra') && (!s.ENTRA_TENANT_ID || !s.ENTRA_AUDIENCE)) {
+    throw new Error(`Invalid settings: ENTRA_TENANT_ID and ENTRA_AUDIENCE are required when AUTH_MODE=${s.AUTH_MODE}`);
+  }
 }
 
 let cached: Settings | undefined;

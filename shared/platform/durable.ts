@@ -25,10 +25,10 @@ const STATUS: Record<string, OperationStatus['status']> = {
 export function orchestrationClient(ctx: InvocationContext): OrchestrationClient {
   if (local) return local;
   const client = df.getClient(ctx);
-  const status = async (instanceId: string): Promise<OperationStatus | null> => {
+  const status = async (instanceId: string): Promise<(OperationStatus & { input?: unknown }) | null> => {
     let s: df.DurableOrchestrationStatus | undefined;
     try {
-      s = await client.getStatus(instanceId);
+      s = await client.getStatus(instanceId, { showInput: true });
     } catch (error) {
       // The client answers an unknown instance with a 404 error; anything else is a real failure.
       if (error instanceof Error && /404|not found/i.test(error.message)) return null;
@@ -42,6 +42,7 @@ export function orchestrationClient(ctx: InvocationContext): OrchestrationClient
       createdAt: new Date(s.createdTime).toISOString(),
       updatedAt: new Date(s.lastUpdatedTime).toISOString(),
       ...(s.output !== undefined && s.output !== null && { output: s.output }),
+      ...(s.input !== undefined && { input: s.input }),
       ...(String(s.runtimeStatus) === 'Failed' && { error: typeof s.output === 'string' ? s.output : 'failed' }),
     };
   };

@@ -1,6 +1,7 @@
 import { app, type CosmosDBv4FunctionOptions, type ExponentialBackoffRetryOptions, type HttpHandler, type InvocationContext, type Timer } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { OrchestrationHandler } from 'durable-functions';
+import { settings } from './config.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -80,6 +81,9 @@ export function disableAzureRegistration(): void {
 export function defineFunction<D extends FunctionDescriptor>(descriptor: D): D {
   const d: FunctionDescriptor = descriptor;
   if (!registerWithAzure) return descriptor;
+  // Under the Functions host the settings are read at registration, so a host without AUTH_MODE (or with a malformed
+  // setting) fails to start instead of answering requests (shared/platform/config.ts, checkAuth).
+  settings();
   switch (d.trigger.kind) {
     case 'http':
       app.http(d.name, {

@@ -2,10 +2,15 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import type { z, ZodType } from 'zod';
 import type { ErrorCode, Problem } from '../contracts/problem.js';
 import { MemoryError } from '../domain/errors.js';
+import { authorizeAgents, type Principal } from '../application/auth.js';
+import { authorizeRequest, bodyAgents, type Access } from './auth.js';
+import { getRuntime } from './composition.js';
 import { settings } from './config.js';
 
 const STATUS: Record<ErrorCode, number> = {
   validation_failed: 400,
+  unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   session_ended: 409,
@@ -18,6 +23,8 @@ const STATUS: Record<ErrorCode, number> = {
 
 const TITLE: Record<ErrorCode, string> = {
   validation_failed: 'The request is not valid',
+  unauthorized: 'Authentication is required',
+  forbidden: 'Not allowed for this principal',
   not_found: 'Not found',
   conflict: 'Conflict',
   session_ended: 'The session has ended',
@@ -39,7 +46,9 @@ export function problem(error: MemoryError, instance?: string): HttpResponseInit
     ...(instance && { instance }),
     ...error.details,
   };
-  return { status, jsonBody: body, headers: { 'content-type': 'application/problem+json' } };
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  if (error.code === 'unauthorized') headers['www-authenticate'] = 'Bearer realm="agent-memory"';
+  return { status, jsonBody: body, headers };
 }
 
 const invalid = (where: string, issues: readonly z.core.$ZodIssue[]) =>
@@ -76,19 +85,24 @@ interface Spec<P, Q, B> {
   status?: number;
   /** Largest body this route takes (MAX_REQUEST_BYTES unless said), read when the request arrives. */
   maxBodyBytes?: () => number;
+  /** Who may call (shared/platform/auth.ts): `user` unless said. */
+  access?: Access;
 }
 
 /**
  * Wraps a use case as an HTTP handler: validates route params, query and JSON body with zod, runs the use case,
  * returns JSON, and maps every failure to problem+json with a stable code. Logs ids and codes, never bodies.
  */
-export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { params: P; query: Q; body: B }, ctx: InvocationContext) => Promise<R>) {
+export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { params: P; query: Q; body: B; principal: Principal }, ctx: InvocationContext) => Promise<R>) {
   return async (req: HttpRequest, ctx: InvocationContext): Promise<HttpResponseInit> => {
     try {
+      // Authentication and authorization first: without credentials every route is 401, whatever else is wrong.
+      const principal = await authorizeRequest(req, spec.access ?? 'user', async () => (await getRuntime()).auth);
       const params = parse(spec.params, req.params, 'path');
       const query = parse(spec.query, Object.fromEntries(req.query), 'query');
       const body = spec.body ? parse(spec.body, await readJson(req, spec.maxBodyBytes?.() ?? settings().MAX_REQUEST_BYTES), 'body') : (undefined as B);
-      const result = await run({ params, query, body }, ctx);
+      authorizeAgents(principal, bodyAgents(body));
+      const result = await run({ params, query, body, principal }, ctx);
       return { status: spec.status ?? 200, jsonBody: result };
     } catch (error) {
       if (error instanceof MemoryError) {

@@ -27,10 +27,13 @@ const KEY_SETTINGS = ['COSMOS_KEY', 'AZURE_OPENAI_API_KEY', 'OPENAI_API_KEY', 'A
 /** MODEL_PROVIDER=openai (any OpenAI-compatible endpoint); a deployment uses Azure OpenAI or the offline models. */
 const OTHER_PROVIDER_SETTINGS = ['OPENAI_BASE_URL', 'OPENAI_CHAT_MODEL', 'OPENAI_MINI_MODEL', 'OPENAI_EMBEDDING_MODEL'];
 
+/** Derived from ENTRA_TENANT_ID unless set: for tests (a local JWKS) and clouds other than the public one. */
+const DERIVED_SETTINGS = ['ENTRA_JWKS_URL'];
+
 /** The REST API version the Azure OpenAI adapter is written against: left to the code, so infra never holds back an upgrade. */
 const CODE_PINNED_SETTINGS = ['AZURE_OPENAI_API_VERSION'];
 
-const NOT_SET_BY_BICEP = [...LOCAL_HOST_ONLY_SETTINGS, ...KEY_SETTINGS, ...OTHER_PROVIDER_SETTINGS, ...CODE_PINNED_SETTINGS];
+const NOT_SET_BY_BICEP = [...LOCAL_HOST_ONLY_SETTINGS, ...KEY_SETTINGS, ...OTHER_PROVIDER_SETTINGS, ...CODE_PINNED_SETTINGS, ...DERIVED_SETTINGS];
 
 /**
  * Read by the Functions host and its extensions, not by config.ts: the Service Bus trigger's connection and queue,
@@ -69,6 +72,8 @@ const PRODUCTION_OVERRIDES: Partial<Record<keyof Settings, unknown>> = {
   MODEL_PROVIDER: 'azure-openai',
   // text-embedding-3-small; the container vector policies are fixed at creation, so production starts at its size.
   EMBEDDING_DIMENSIONS: 1536,
+  // Azure refuses `open` (the default outside the Functions host).
+  AUTH_MODE: 'entra',
 };
 
 const settingKeys = Object.keys(Settings.shape);
@@ -220,7 +225,12 @@ describe('settings: config.ts = Bicep app settings = local.settings.example.json
     expect(Object.keys(resolved)).toEqual(
       expect.arrayContaining(['STORAGE_BACKEND', 'MODEL_PROVIDER', 'EMBEDDING_DIMENSIONS', 'K_TURN_BUFFER', 'N_ACTIVE_TURNS', 'MAX_REQUEST_BYTES', 'INSIGHT_CATEGORIES']),
     );
-    const deployTime = { COSMOS__accountEndpoint: 'https://example.documents.azure.com:443/', AZURE_OPENAI_ENDPOINT: 'https://example.openai.azure.com/' };
+    const deployTime = {
+      COSMOS__accountEndpoint: 'https://example.documents.azure.com:443/',
+      AZURE_OPENAI_ENDPOINT: 'https://example.openai.azure.com/',
+      ENTRA_TENANT_ID: '00000000-0000-0000-0000-000000000001',
+      ENTRA_AUDIENCE: 'api://agent-memory',
+    };
     const deployed = loadSettings({ ...deployTime, ...resolved });
     const defaults = Settings.parse({});
     for (const key of Object.keys(resolved) as (keyof Settings)[]) {

@@ -44,6 +44,8 @@ export const COSMOS_CONTAINERS = {
   artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: ['/description'], compositeIndexes: [] },
   /** Forget tombstones (shared/adapters/cosmos/forget.ts): one per forget in progress, deleted when it has completed. */
   forgets: { name: 'forgets', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
+  /** API keys (hashes only), one item per key: `/id` = the key id, read by point reads. */
+  apiKeys: { name: 'apiKeys', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
   leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
 } as const satisfies Record<string, CosmosContainerSpec>;
 

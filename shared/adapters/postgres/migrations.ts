@@ -437,6 +437,22 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 13,
+    name: 'API keys (hashes only)',
+    sql: `
+      -- One row per key made by \`npm run keys\`: the SHA-256 of the key, never the key. user_id NULL = a service key for all users.
+      CREATE TABLE api_keys (
+        key_id     text PRIMARY KEY,
+        key_hash   text NOT NULL,
+        user_id    text,
+        agent_id   text,
+        label      text,
+        created_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      );
+    `,
+  },
+  {
     version: 14,
     name: 'forget: tombstones, and every user table refusing writes while its user (or session) is being forgotten',
     sql: `

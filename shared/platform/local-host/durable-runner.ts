@@ -124,7 +124,7 @@ export class LocalDurableRunner implements OrchestrationClient {
     return { instanceId, started };
   }
 
-  async status(instanceId: string): Promise<OperationStatus | null> {
+  async status(instanceId: string): Promise<(OperationStatus & { input?: unknown }) | null> {
     const s = await this.store.get(instanceId);
     if (!s) return null;
     return {
@@ -135,6 +135,7 @@ export class LocalDurableRunner implements OrchestrationClient {
       updatedAt: s.updatedAt,
       ...(s.output !== undefined && { output: s.output }),
       ...(s.error !== undefined && { error: s.error }),
+      ...(s.input !== undefined && { input: s.input }),
     };
   }
 

@@ -15,6 +15,7 @@ import { handleMcpHttp } from '../mcp/server.js';
 
 /** `npm start`: the whole service on this machine — PGlite, offline models, the app's own functions over HTTP. */
 export async function startLocalHost(overrides: { port?: number; durable?: RunnerOptions; timers?: boolean } = {}) {
+  assertOpenOnlyOnLoopback(settings());
   // Blob Storage for large artifacts: Azurite, started here unless ARTIFACTS_BLOB_* points elsewhere.
   const { settings: config, azurite } = await withLocalBlobStorage(settings());
   const runtime = await createRuntime(config).catch(async (error: unknown) => {
@@ -65,4 +66,15 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
       await azurite?.stop();
     })());
   return { url: `http://${config.HOST}:${port}/api`, port, runtime, functions, runner, timers, stop };
+}
+
+const LOOPBACK = /^(127(\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
+
+/** AUTH_MODE=open serves every user's memory without credentials: only on a loopback address, and said at start. */
+export function assertOpenOnlyOnLoopback(config: { AUTH_MODE: string; HOST: string }): void {
+  if (config.AUTH_MODE !== 'open') return;
+  if (!LOOPBACK.test(config.HOST)) {
+    throw new Error(`Invalid settings: AUTH_MODE=open needs HOST on loopback (127.0.0.1, ::1, localhost), not ${config.HOST}; set AUTH_MODE=apikey or entra to listen elsewhere`);
+  }
+  console.warn(`WARNING: AUTH_MODE=open: no authentication, any local process can read and write every user's memory (listening on ${config.HOST} only)`);
 }

@@ -10,6 +10,9 @@ import { ContextQuery } from '../../contracts/context.js';
 import { Id, SessionKey } from '../../contracts/ids.js';
 import { MemoryError } from '../../domain/errors.js';
 import type { Runtime } from '../composition.js';
+import { authorizeAgents, authorizeUser, type Principal } from '../../application/auth.js';
+import { LOCAL_PRINCIPAL } from '../auth.js';
+import { problem } from '../http.js';
 
 const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] });
 
@@ -26,9 +29,18 @@ async function run(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
 
 /**
  * The MCP face of detail memory (seed 002's wrapper) over artifacts: store_memory, retrieve_memory, search_memory and get_context,
- * each calling the use case behind the HTTP API. Tools take the userId like the API's path does.
+ * each calling the use case behind the HTTP API. Tools take the userId like the API's path does, and each checks it
+ * (and any agentId) against the caller's principal as the HTTP routes do. Over stdio the caller is the local process
+ * that started the server, trusted with every user (LOCAL_PRINCIPAL); over HTTP it is whoever authenticated.
  */
-export function createMcpServer(runtime: Runtime): McpServer {
+export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_PRINCIPAL): McpServer {
+  /** Runs a tool for `userId` after the same authorization an HTTP route applies. */
+  const runFor = (userId: string, agentId: unknown, fn: () => Promise<CallToolResult>) =>
+    run(async () => {
+      authorizeUser(principal, userId);
+      authorizeAgents(principal, [agentId]);
+      return fn();
+    });
   const server = new McpServer({ name: 'agent-memory-service', version: '0.1.0' });
 
   server.registerTool(
@@ -38,7 +50,7 @@ export function createMcpServer(runtime: Runtime): McpServer {
         'Store content (a tool output, file, query result, note) as an artifact in detail memory. Returns its key, description, token count and expiresAt; cite it later as [MemoryRef: <key>]. Kept for good unless ttlClass or ttlSeconds says otherwise; once expired it is gone.',
       inputSchema: { userId: Id, ...StoreMemoryBody.shape },
     },
-    ({ userId, ...input }) => run(async () => text(await storeMemory(runtime, userId, StoreMemoryBody.parse(input)))),
+    ({ userId, ...input }) => runFor(userId, input.agentId, async () => text(await storeMemory(runtime, userId, StoreMemoryBody.parse(input)))),
   );
 
   server.registerTool(
@@ -49,7 +61,7 @@ export function createMcpServer(runtime: Runtime): McpServer {
       inputSchema: { ...MemoryKeyParams.shape, ...GetMemoryQuery.shape },
     },
     ({ userId, key, ...query }) =>
-      run(async () => {
+      runFor(userId, undefined, async () => {
         const memory = await retrieveMemory(runtime, userId, key, GetMemoryQuery.parse(query));
         const { content, ...meta } = memory;
         return { content: [{ type: 'text', text: content }, { type: 'text', text: JSON.stringify(meta) }] };
@@ -62,7 +74,7 @@ export function createMcpServer(runtime: Runtime): McpServer {
       description: "Search the user's artifacts (descriptions and contents) by words; returns keys, descriptions and excerpts, best first.",
       inputSchema: { userId: Id, ...SearchMemoriesQuery.shape },
     },
-    ({ userId, query, limit }) => run(async () => text({ hits: await searchMemories(runtime, userId, query, limit) })),
+    ({ userId, query, limit }) => runFor(userId, undefined, async () => text({ hits: await searchMemories(runtime, userId, query, limit) })),
   );
 
   server.registerTool(
@@ -72,7 +84,7 @@ export function createMcpServer(runtime: Runtime): McpServer {
       inputSchema: { ...SessionKey.shape, ...ContextQuery.shape },
     },
     ({ userId, sessionId, ...query }) =>
-      run(async () => {
+      runFor(userId, query.agentId, async () => {
         const context = await getContext(runtime, { userId, sessionId }, query);
         return { content: [{ type: 'text', text: context.text }, { type: 'text', text: JSON.stringify({ tokens: context.tokens, memoryRefs: context.memoryRefs }) }] };
       }),
@@ -86,7 +98,17 @@ export function createMcpServer(runtime: Runtime): McpServer {
  * instance can answer. Used by the local host at /mcp.
  */
 export async function handleMcpHttp(runtime: Runtime, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
-  const server = createMcpServer(runtime);
+  let principal: Principal;
+  try {
+    principal = await runtime.auth.authenticate(req.headers.authorization);
+  } catch (error) {
+    if (!(error instanceof MemoryError)) throw error;
+    const answer = problem(error, '/mcp');
+    req.resume();
+    res.writeHead(answer.status ?? 500, answer.headers as Record<string, string>).end(JSON.stringify(answer.jsonBody));
+    return;
+  }
+  const server = createMcpServer(runtime, principal);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.once('close', () => {
     void transport.close();

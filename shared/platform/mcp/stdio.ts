@@ -8,10 +8,12 @@ import { createMcpServer } from './server.js';
 // `npm run mcp`: the MCP server over stdio on the configured store (PGlite by default). stdout carries the protocol,
 // so every diagnostic goes to stderr. Blob Storage: ARTIFACTS_BLOB_* when set, else an embedded Azurite.
 // Do not point it at the PGlite folder of a running local host (PGlite is single-process): use the host's /mcp instead.
+// No authentication: stdio serves only the process that started it, which already holds the store's credentials, so
+// it acts for every user (README, Authentication and authorization). Over HTTP (/mcp) callers authenticate.
 const { settings: config, azurite } = await withLocalBlobStorage(settings());
 const runtime = await createRuntime(config);
 useRuntime(runtime);
-const server = createMcpServer(runtime);
+const server = createMcpServer(runtime, { via: 'stdio', subject: 'stdio', allUsers: true });
 await server.connect(new StdioServerTransport());
 console.error(`agent-memory MCP server on stdio (storage: ${runtime.backend})`);
 

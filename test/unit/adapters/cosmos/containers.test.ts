@@ -4,10 +4,10 @@ import { COSMOS_CONTAINERS, containerDefinitions } from '../../../../shared/adap
 const byId = (dimensions: number) => new Map(containerDefinitions(dimensions).map((d) => [d.id, d]));
 
 describe('Cosmos container definitions', () => {
-  it('declares the containers of the architecture and the forget tombstones, partitioned by user except the leases', () => {
+  it('declares the containers of the architecture, the forget tombstones and the API keys, partitioned by user except the API keys and the leases', () => {
     const defs = byId(384);
-    expect([...defs.keys()]).toEqual(['events', 'sessions', 'interactions', 'insights', 'artifacts', 'forgets', 'leases']);
-    for (const [id, def] of defs) expect(def.partitionKey?.paths).toEqual([id === 'leases' ? '/id' : '/userId']);
+    expect([...defs.keys()]).toEqual(['events', 'sessions', 'interactions', 'insights', 'artifacts', 'forgets', 'apiKeys', 'leases']);
+    for (const [id, def] of defs) expect(def.partitionKey?.paths).toEqual([id === 'leases' || id === 'apiKeys' ? '/id' : '/userId']);
   });
 
   it('gives every vector path a cosine float32 embedding of the configured size, a DiskANN index and no range index', () => {
