@@ -7,6 +7,12 @@ export const ErrorCode = z.enum([
   /** The session has ended: it takes no more turns (start a new session). */
   'session_ended',
   'payload_too_large',
+  /** A write whose body is not JSON (415). */
+  'unsupported_media_type',
+  /** A request for a Host name this server does not answer to (421; DNS rebinding). */
+  'misdirected_request',
+  /** The body did not arrive in time (408). */
+  'request_timeout',
   'context_budget_exceeded',
   'upstream_unavailable',
   'internal',

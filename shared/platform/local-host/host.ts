@@ -42,9 +42,11 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
       : [],
   );
   const server = createLocalServer(functions, {
-    // Each handler enforces its own limit (MAX_REQUEST_BYTES; artifact uploads up to ARTIFACT_MAX_BYTES).
-    maxBodyBytes: Math.max(config.MAX_REQUEST_BYTES, config.ARTIFACT_MAX_BYTES * 2 + 65_536),
-    rawRoutes: { '/mcp': (req, res) => handleMcpHttp(runtime, req, res) },
+    // Routes built by httpHandler say their own limit (MAX_REQUEST_BYTES; artifact uploads more); this one is /mcp's.
+    maxBodyBytes: config.MAX_REQUEST_BYTES,
+    bodyTimeoutMs: config.BODY_TIMEOUT_MS,
+    hostNames: [config.HOST],
+    rawRoutes: { '/mcp': (req, res, body) => handleMcpHttp(runtime, req, res, body) },
     onHandled: (name) => name === 'http-turns-append' && pumps.forEach((p) => p.wake()),
   });
   await new Promise<void>((resolve) => server.listen(overrides.port ?? config.PORT, config.HOST, resolve));
