@@ -7,6 +7,8 @@ export const ErrorCode = z.enum([
   /** The session has ended: it takes no more turns (start a new session). */
   'session_ended',
   'payload_too_large',
+  /** A method the route does not take (405). */
+  'method_not_allowed',
   /** A write whose body is not JSON (415). */
   'unsupported_media_type',
   /** A request for a Host name this server does not answer to (421; DNS rebinding). */

@@ -13,6 +13,16 @@ import { createLocalServer } from './server.js';
 import { withLocalBlobStorage } from './azurite.js';
 import { handleMcpHttp } from '../mcp/server.js';
 
+/** How long a shutdown waits for requests in flight, and then for the current batch or step, before abandoning them. */
+export const SHUTDOWN_GRACE_MS = 2_000;
+
+/** Waits for `work`, at most `ms` (it may go on in the background: the caller then ends what it waits on). */
+async function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.then(() => undefined, () => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 /** `npm start`: the whole service on this machine — PGlite, offline models, the app's own functions over HTTP. */
 export async function startLocalHost(overrides: { port?: number; durable?: RunnerOptions; timers?: boolean } = {}) {
   // Blob Storage for large artifacts: Azurite, started here unless ARTIFACTS_BLOB_* points elsewhere.
@@ -56,13 +66,19 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
   const { port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | undefined;
-  const stop = () =>
+  /**
+   * Stops within a few seconds whatever is running: requests in flight get `graceMs`, then their connections are cut;
+   * the pumps, timers and orchestrations get `graceMs` to finish their current batch or step, after which it is abandoned
+   * (its checkpoint is not saved, so the next start reads the batch again and the idempotent projection absorbs it), and
+   * closing the runtime ends the model thread and the stores that abandoned work still waits on.
+   */
+  const stop = (graceMs = SHUTDOWN_GRACE_MS) =>
     (stopping ??= (async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await within(closed, graceMs);
       server.closeAllConnections();
-      await Promise.all(timers.map((t) => t.stop()));
-      await runner.stop();
-      await Promise.all(pumps.map((p) => p.stop()));
+      await within(Promise.all([...timers.map((t) => t.stop()), runner.stop(), ...pumps.map((p) => p.stop())]), graceMs);
       await runtime.close();
       await azurite?.stop();
     })());

@@ -114,8 +114,10 @@ async function serve(routes: readonly Route[], url: URL, req: IncomingMessage, r
   });
   const found = candidates.find((c) => c.route.methods.includes(method));
   if (!found) {
-    const error = candidates.length > 0 ? new MemoryError('validation_failed', `${method} is not allowed on ${url.pathname}`) : new MemoryError('not_found', `No route for ${method} ${url.pathname}`);
-    return send(res, { ...problem(error, url.pathname), headers: { 'content-type': 'application/problem+json', connection: 'close' } }, candidates.length > 0 ? 405 : 404);
+    const error = candidates.length > 0 ? new MemoryError('method_not_allowed', `${method} is not allowed on ${url.pathname}`) : new MemoryError('not_found', `No route for ${method} ${url.pathname}`);
+    const response = problem(error, url.pathname);
+    const allow: Record<string, string> = candidates.length > 0 ? { allow: [...new Set(candidates.flatMap((c) => c.route.methods))].join(', ') } : {};
+    return send(res, { ...response, headers: { ...(response.headers as Record<string, string>), ...allow, connection: 'close' } });
   }
 
   const params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, safeDecode(v)]));
