@@ -2,6 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalHost } from '../../shared/platform/local-host/host.js';
 import { completionOrder, rawRequest } from './support.js';
@@ -143,6 +146,22 @@ describe('sizes, depth and values the stores cannot hold', () => {
     expect(order).toEqual(['health', 'heavy']);
   });
 
+  it('ReDoS through MCP retrieve_memory: the same pattern matches in linear time, and a /health request sent meanwhile completes first', async () => {
+    const client = new Client({ name: 'hostile-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(host.url.replace(/\/api$/, '/mcp'))));
+    await warmConnections();
+    const order = await completionOrder({
+      heavy: async () => {
+        const result = (await client.callTool({ name: 'retrieve_memory', arguments: { userId: 'redos', key: 'redos', transform: 'filtered', pattern: '(a+)+$' } })) as CallToolResult;
+        expect(result.isError ?? false).toBe(false);
+        expect(JSON.parse((result.content[1] as { text: string }).text)).toMatchObject({ lines: { kept: 0 } });
+      },
+      health: async () => expect((await api('health')).status).toBe(200),
+    });
+    await client.close();
+    expect(order).toEqual(['health', 'heavy']);
+  });
+
   it('an invalid RE2 pattern (a backreference) is 400', async () => {
     await expectProblem(await api('v1/users/redos/memories/redos?transform=filtered&pattern=(a)%5C1'), 400, 'validation_failed');
   });
@@ -192,6 +211,8 @@ describe('the local host refuses what it cannot safely serve', () => {
       await expectProblem(await api(turnsPath, { method: 'POST', body: JSON.stringify(turn({})), headers: { 'content-type': type } }), 415, 'unsupported_media_type');
     }
     expect((await api(turnsPath, { method: 'POST', body: JSON.stringify(turn({})), headers: { 'content-type': 'application/json; charset=utf-8' } })).status).toBe(202);
+    const mcp = await fetch(host.url.replace(/\/api$/, '/mcp'), { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers: { 'content-type': 'text/plain' } });
+    await expectProblem(mcp, 415, 'unsupported_media_type');
   });
 
   it('HEAD and unknown methods are answered with problem+json', async () => {
