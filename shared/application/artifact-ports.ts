@@ -93,6 +93,6 @@ export const artifactSortKey = (record: Pick<ArtifactRecord, 'createdAt' | 'key'
 export const encodeCursor = (sortKey: string) => Buffer.from(sortKey, 'utf8').toString('base64url');
 export function decodeCursor(cursor: string): string {
   const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^\d{4}-\d{2}-\d{2}T[^|]+\|[A-Za-z0-9._:-]{1,128}$/.test(decoded)) throw new MemoryError('validation_failed', 'cursor is not one this service issued', { errors: [{ path: 'query.cursor', message: 'unknown cursor' }] });
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z\|[A-Za-z0-9._:-]{1,128}$/.test(decoded)) throw new MemoryError('validation_failed', 'cursor is not one this service issued', { errors: [{ path: 'query.cursor', message: 'unknown cursor' }] });
   return decoded;
 }

@@ -21,8 +21,9 @@ export const turnArtifactKey = (key: SessionKey, turnId: string) =>
  * message is part of what was said and is kept (semantic).
  */
 export async function offloadTurn(deps: { detail: DetailMemory; clock: Clock; ids: Ids }, key: SessionKey, turn: TurnData): Promise<TurnData> {
+  const withCalls = turn.toolCalls ? { ...turn, toolCalls: await Promise.all(turn.toolCalls.map((call, index) => offloadToolCall(deps, key, turn, call, index))) } : turn;
   const tokens = countContentTokens(turn.content, countTokens);
-  if (!shouldOffload(tokens, deps.detail.limits.offloadThresholdTokens)) return turn;
+  if (!shouldOffload(tokens, deps.detail.limits.offloadThresholdTokens)) return withCalls;
   const record = await storeArtifact(
     deps,
     key.userId,
@@ -41,5 +42,34 @@ export async function offloadTurn(deps: { detail: DetailMemory; clock: Clock; id
     { reuseExisting: true },
   );
   const ref = { key: record.key, description: record.description, tokens: record.tokens, bytes: record.bytes };
-  return { ...turn, content: placeholder(ref), memoryRef: ref };
+  return { ...withCalls, content: placeholder(ref), memoryRef: ref };
+}
+
+type ToolCall = NonNullable<TurnData['toolCalls']>[number];
+
+/**
+ * A tool call whose arguments have more than OFFLOAD_THRESHOLD_TOKENS tokens is offloaded like large content: the
+ * arguments are stored as an artifact (`tool_call_arguments`, kept like the turn's other content) and the call keeps the
+ * MemoryRef placeholder as its `arguments`, so context reads and searches never carry (or tokenize) them again.
+ */
+async function offloadToolCall(deps: { detail: DetailMemory; clock: Clock; ids: Ids }, key: SessionKey, turn: TurnData, call: ToolCall, index: number): Promise<ToolCall> {
+  const tokens = countContentTokens(call.function.arguments, countTokens);
+  if (!shouldOffload(tokens, deps.detail.limits.offloadThresholdTokens)) return call;
+  const record = await storeArtifact(
+    deps,
+    key.userId,
+    {
+      content: call.function.arguments,
+      key: turnArtifactKey(key, `${turn.turnId}\ntool-call\n${index}`),
+      type: 'tool_call_arguments',
+      tokens,
+      ttlClass: DEFAULT_ARTIFACT_TTL_CLASS.offloadedMessage,
+      sessionId: key.sessionId,
+      turnId: turn.turnId,
+      source: call.function.name,
+      ...(turn.agentId && { agentId: turn.agentId }),
+    },
+    { reuseExisting: true },
+  );
+  return { ...call, function: { ...call.function, arguments: placeholder({ key: record.key, description: record.description, tokens: record.tokens }) } };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FactSearchBody } from './facts.js';
 import { Id } from './ids.js';
+import { Instant, Text } from './text.js';
 
 /** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
 export const ArtifactKey = Id;
@@ -61,18 +62,18 @@ export type ArtifactSummary = Omit<ArtifactRecord, 'storage'> & { storage: 'inli
 export const StoreMemoryBody = z
   .object({
     /** A string is stored as is; any other JSON value is stored as its pretty-printed JSON text. */
-    content: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]),
+    content: z.union([Text, z.record(z.string(), z.unknown()), z.array(z.unknown())]),
     key: ArtifactKey.optional(),
-    type: z.string().min(1).max(64).default('custom'),
-    source: z.string().min(1).max(256).optional(),
+    type: Text.min(1).max(64).default('custom'),
+    source: Text.min(1).max(256).optional(),
     tags: z.array(Tag).max(32).default([]),
     /** Replaces the plugin-made description. */
-    description: z.string().min(1).max(2000).optional(),
+    description: Text.min(1).max(2000).optional(),
     contentKind: ContentKind.optional(),
     sessionId: Id.optional(),
     agentId: Id.optional(),
     /** Steers LLM compaction when a model is configured. */
-    goal: z.string().max(2000).optional().describe('The goal of the current task: the description then says what in the content matters for it.'),
+    goal: Text.max(2000).optional().describe('The goal of the current task: the description then says what in the content matters for it.'),
     ttlClass: TtlClass.optional().describe('How long to keep it: working (30 min), session (2 h), episodic (7 days), semantic (permanent, the default). Exclusive with ttlSeconds.'),
     ttlSeconds: z
       .number()
@@ -92,18 +93,21 @@ const csv = z
   .pipe(z.array(Tag).max(32));
 
 export const ListMemoriesQuery = z.object({
-  type: z.string().min(1).max(64).optional(),
-  source: z.string().min(1).max(256).optional(),
+  type: Text.min(1).max(64).optional(),
+  source: Text.min(1).max(256).optional(),
   /** Comma-separated; an artifact must carry every tag. */
   tags: csv.optional(),
-  from: z.iso.datetime({ offset: true }).optional(),
-  to: z.iso.datetime({ offset: true }).optional(),
+  from: Instant.optional(),
+  to: Instant.optional(),
   sessionId: Id.optional(),
   agentId: Id.optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(512).optional(),
+  cursor: z.string().regex(/^[A-Za-z0-9_-]{1,512}$/, 'not a cursor this service issued').optional(),
 });
 export type ListMemoriesQuery = z.infer<typeof ListMemoriesQuery>;
+
+/** The longest `filtered` pattern: RE2 runs in time linear in content × pattern, so both are bounded. */
+export const MAX_PATTERN_LENGTH = 256;
 
 export const Transform = z.enum(['full', 'excerpt', 'summary', 'first_n', 'last_n', 'filtered']);
 export type Transform = z.infer<typeof Transform>;
@@ -114,7 +118,7 @@ export const GetMemoryQuery = z
     /** Lines for first_n / last_n (default 20); characters for excerpt (default 2000). */
     n: z.coerce.number().int().min(1).max(1_000_000).optional(),
     /** filtered: a regular expression (case-insensitive) lines must match. */
-    pattern: z.string().min(1).max(512).optional(),
+    pattern: Text.min(1).max(MAX_PATTERN_LENGTH).optional(),
   })
   .refine((q) => q.transform !== 'filtered' || q.pattern !== undefined, { message: 'transform=filtered needs a pattern', path: ['pattern'] });
 export type GetMemoryQuery = z.infer<typeof GetMemoryQuery>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
+import { Instant, Text } from './text.js';
 
 /**
  * Where a fact comes from: `turns` (single turns), `interactions` (k consecutive turns each), `artifacts` (offloaded turns and stored content),
@@ -15,15 +16,15 @@ export type Retriever = z.infer<typeof Retriever>;
 
 export const FactSearchBody = z
   .object({
-    query: z.string().trim().min(1).max(4_000),
+    query: Text.trim().min(1).max(4_000),
     topK: z.number().int().min(1).max(100).optional(),
     maxTokens: z.number().int().min(16).max(100_000).optional(),
     sources: z.array(FactSource).min(1).optional(),
     retrievers: z.array(Retriever).min(1).optional(),
     sessionId: Id.optional(),
     agentId: Id.optional(),
-    from: z.iso.datetime({ offset: true }).optional(),
-    to: z.iso.datetime({ offset: true }).optional(),
+    from: Instant.optional(),
+    to: Instant.optional(),
     /** Drop facts whose normalised score (best = 1) is below this. */
     minScore: z.number().min(0).max(1).optional(),
     mode: z.enum(['search', 'agent']).default('search'),

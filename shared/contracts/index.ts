@@ -10,3 +10,4 @@ export * from './facts.js';
 export * from './artifacts.js';
 export * from './insights.js';
 export * from './operations.js';
+export * from './text.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Text } from './text.js';
 import { Id } from './ids.js';
 import { SCHEMA_VERSION } from './events.js';
 
@@ -56,7 +57,7 @@ export type ProfileDocument = z.infer<typeof ProfileDocument>;
 export const InsightsQuery = z.object({
   type: InsightType.optional(),
   status: InsightStatus.optional(),
-  category: z.string().min(1).max(64).optional(),
+  category: Text.min(1).max(64).optional(),
   sessionId: Id.optional(),
 });
 export type InsightsQuery = z.infer<typeof InsightsQuery>;

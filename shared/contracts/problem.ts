@@ -13,6 +13,14 @@ export const ErrorCode = z.enum([
   /** The user (or the session) is being forgotten: writes are refused until the purge has verified zero residuals. */
   'forget_in_progress',
   'payload_too_large',
+  /** A method the route does not take (405). */
+  'method_not_allowed',
+  /** A write whose body is not JSON (415). */
+  'unsupported_media_type',
+  /** A request for a Host name this server does not answer to (421; DNS rebinding). */
+  'misdirected_request',
+  /** The body did not arrive in time (408). */
+  'request_timeout',
   'context_budget_exceeded',
   'upstream_unavailable',
   'internal',

@@ -1,16 +1,23 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
 import { Role, ToolCall } from './events.js';
+import { Instant, Text } from './text.js';
+
+/** A tool call as a client sends it: the event's shape, with every string storable (no NUL, no lone surrogate). */
+export const ToolCallInput = ToolCall.extend({
+  id: Text.min(1).max(256),
+  function: z.object({ name: Text.min(1).max(256), arguments: Text }),
+});
 
 export const TurnInput = z.object({
   role: Role,
-  content: z.string().refine((s) => s.trim().length > 0, 'must not be empty'),
-  name: z.string().min(1).max(128).optional(),
+  content: Text.refine((s) => s.trim().length > 0, 'must not be empty'),
+  name: Text.min(1).max(128).optional(),
   agentId: Id.optional(),
   turnId: Id.optional(),
-  timestamp: z.iso.datetime({ offset: true }).optional(),
-  toolCalls: z.array(ToolCall).max(128).optional(),
-  toolCallId: z.string().min(1).max(256).optional(),
+  timestamp: Instant.optional(),
+  toolCalls: z.array(ToolCallInput).max(128).optional(),
+  toolCallId: Text.min(1).max(256).optional(),
 }).strict();
 export type TurnInput = z.infer<typeof TurnInput>;
 

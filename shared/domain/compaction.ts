@@ -1,4 +1,5 @@
 import type { ContentKind } from '../contracts/artifacts.js';
+import { cutText } from './text.js';
 
 /**
  * Compaction plugins (pure): from a large content, a short description the context shows in its MemoryRef
@@ -8,7 +9,7 @@ import type { ContentKind } from '../contracts/artifacts.js';
 const MAX_DESCRIPTION_CHARS = 400;
 
 export function detectContentKind(content: string): ContentKind {
-  const head = content.trimStart().slice(0, 2000);
+  const head = cutText(content.trimStart(), 2000);
   if (/^[[{]/.test(head)) {
     try {
       JSON.parse(content);
@@ -27,7 +28,7 @@ export function detectContentKind(content: string): ContentKind {
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
-const clip = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1).trimEnd()}…`);
+const clip = (s: string, max: number) => (s.length <= max ? s : `${cutText(s, max - 1).trimEnd()}…`);
 
 function describeValue(value: unknown, depth: number): string {
   if (Array.isArray(value)) {

@@ -1,6 +1,7 @@
 import type { ContentKind, Transform } from '../contracts/artifacts.js';
 import { describeContent } from './compaction.js';
 import { MemoryError } from './errors.js';
+import { RE2JS } from 're2js';
 
 export interface TransformRequest {
   transform: Transform;
@@ -13,7 +14,7 @@ export interface Transformed {
   /** False only for `full`: the content is a view of the artifact. */
   partial: boolean;
   /** Lines of the original the view kept (line-based transforms). */
-  lines?: { kept: number; total: number };
+  lines?: { kept: number; total: number; /** filtered: lines scanned, when the bound on work stopped it before the end. */ scanned?: number };
 }
 
 export const DEFAULT_LINES = 20;
@@ -21,12 +22,25 @@ export const DEFAULT_EXCERPT_CHARS = 2000;
 
 const splitLines = (content: string) => content.split('\n');
 
-/** Builds the pattern of `filtered`; an invalid regular expression is the caller's error. */
-export function linePattern(pattern: string): RegExp {
+/** `filtered` scans at most this many lines, and at most MAX_FILTER_CHARS characters of them: a bound on work per request. */
+export const MAX_FILTER_LINES = 100_000;
+export const MAX_FILTER_CHARS = 4_000_000;
+
+export interface LinePattern {
+  test(line: string): boolean;
+}
+
+/**
+ * Builds the pattern of `filtered` with RE2 (re2js): matching runs in time linear in the line's length, so no pattern
+ * backtracks (`(a+)+$` included). RE2 syntax has no backreferences or lookaround; a pattern it cannot compile is the
+ * caller's error (400).
+ */
+export function linePattern(pattern: string): LinePattern {
   try {
-    return new RegExp(pattern, 'i');
+    const re = RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE);
+    return { test: (line) => re.test(line) };
   } catch {
-    throw new MemoryError('validation_failed', 'pattern is not a valid regular expression', { errors: [{ path: 'query.pattern', message: 'invalid regular expression' }] });
+    throw new MemoryError('validation_failed', 'pattern is not a valid RE2 regular expression', { errors: [{ path: 'query.pattern', message: 'invalid RE2 regular expression' }] });
   }
 }
 
@@ -59,9 +73,17 @@ export function applyTransform(content: string, kind: ContentKind, request: Tran
       if (!request.pattern) throw new MemoryError('validation_failed', 'transform=filtered needs a pattern');
       const re = linePattern(request.pattern);
       const all = splitLines(content);
-      const kept = all.filter((l) => re.test(l));
-      const limited = request.n === undefined ? kept : kept.slice(0, request.n);
-      return { content: limited.join('\n'), partial: true, lines: { kept: limited.length, total: all.length } };
+      const wanted = request.n ?? Number.POSITIVE_INFINITY;
+      const kept: string[] = [];
+      let chars = 0;
+      let scanned = 0;
+      for (const line of all) {
+        if (kept.length >= wanted || scanned >= MAX_FILTER_LINES || chars + line.length > MAX_FILTER_CHARS) break;
+        scanned += 1;
+        chars += line.length + 1;
+        if (re.test(line)) kept.push(line);
+      }
+      return { content: kept.join('\n'), partial: true, lines: { kept: kept.length, total: all.length, ...(scanned < all.length && kept.length < wanted && { scanned }) } };
     }
   }
 }

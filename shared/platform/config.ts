@@ -92,6 +92,8 @@ export const Settings = z.object({
   ENTRA_ALL_USERS_ROLE: z.string().trim().min(1).default('Memory.All'),
   /** Largest accepted request body, in bytes. */
   MAX_REQUEST_BYTES: int(1_048_576, 1_024),
+  /** Local host: a request body that pauses longer than this is answered 408 and its connection closed. */
+  BODY_TIMEOUT_MS: int(5_000, 50, 300_000),
   /** Local host: listening address and port. */
   HOST: z.string().default('127.0.0.1'),
   PORT: int(7071, 0, 65_535),

@@ -6,6 +6,7 @@ import { authorizeAgents, type Principal } from '../application/auth.js';
 import { authorizeRequest, bodyAgents, type Access } from './auth.js';
 import { getRuntime } from './composition.js';
 import { settings } from './config.js';
+import { announcesBody, bodyNotTaken, parseJsonText, readLimitedText, requireJsonContentType } from './http-limits.js';
 
 const STATUS: Record<ErrorCode, number> = {
   validation_failed: 400,
@@ -16,6 +17,10 @@ const STATUS: Record<ErrorCode, number> = {
   session_ended: 409,
   forget_in_progress: 409,
   payload_too_large: 413,
+  method_not_allowed: 405,
+  unsupported_media_type: 415,
+  misdirected_request: 421,
+  request_timeout: 408,
   context_budget_exceeded: 422,
   upstream_unavailable: 503,
   internal: 500,
@@ -30,6 +35,10 @@ const TITLE: Record<ErrorCode, string> = {
   session_ended: 'The session has ended',
   forget_in_progress: 'The memory is being forgotten',
   payload_too_large: 'The request body is too large',
+  method_not_allowed: 'The method is not allowed on this route',
+  unsupported_media_type: 'The request body must be JSON',
+  misdirected_request: 'This server does not answer to that host name',
+  request_timeout: 'The request body did not arrive in time',
   context_budget_exceeded: 'The context does not fit the token budget',
   upstream_unavailable: 'A backing service is unavailable',
   internal: 'Internal error',
@@ -63,19 +72,14 @@ function parse<T>(schema: ZodType<T> | undefined, value: unknown, where: string)
   return result.data;
 }
 
+/** Bounded before and while it is read (http-limits.ts): JSON content type, declared and streamed size, nesting depth. */
 async function readJson(req: HttpRequest, maxBytes: number): Promise<unknown> {
-  const declared = Number(req.headers.get('content-length') ?? 0);
-  const tooLarge = () => new MemoryError('payload_too_large', `The body exceeds ${maxBytes} bytes`, { maxBytes });
-  if (declared > maxBytes) throw tooLarge();
-  const text = await req.text();
-  if (Buffer.byteLength(text) > maxBytes) throw tooLarge();
-  if (text.trim() === '') throw new MemoryError('validation_failed', 'The request needs a JSON body');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new MemoryError('validation_failed', 'The body is not valid JSON');
-  }
+  requireJsonContentType(req.headers.get('content-type'));
+  return parseJsonText(await readLimitedText(req, maxBytes));
 }
+
+/** The largest body a route built by httpHandler takes: 0 when it takes none (the local host refuses bodies by it). */
+export const bodyLimitOf = (handler: unknown): number | undefined => (handler as { bodyLimit?: () => number }).bodyLimit?.();
 
 interface Spec<P, Q, B> {
   params?: ZodType<P>;
@@ -94,13 +98,15 @@ interface Spec<P, Q, B> {
  * returns JSON, and maps every failure to problem+json with a stable code. Logs ids and codes, never bodies.
  */
 export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { params: P; query: Q; body: B; principal: Principal }, ctx: InvocationContext) => Promise<R>) {
-  return async (req: HttpRequest, ctx: InvocationContext): Promise<HttpResponseInit> => {
+  const bodyLimit = () => (spec.body ? (spec.maxBodyBytes?.() ?? settings().MAX_REQUEST_BYTES) : 0);
+  const handler = async (req: HttpRequest, ctx: InvocationContext): Promise<HttpResponseInit> => {
     try {
       // Authentication and authorization first: without credentials every route is 401, whatever else is wrong.
       const principal = await authorizeRequest(req, spec.access ?? 'user', async () => (await getRuntime()).auth);
+      if (!spec.body && announcesBody(req.headers.get('content-length'), req.headers.get('transfer-encoding'))) throw bodyNotTaken();
       const params = parse(spec.params, req.params, 'path');
       const query = parse(spec.query, Object.fromEntries(req.query), 'query');
-      const body = spec.body ? parse(spec.body, await readJson(req, spec.maxBodyBytes?.() ?? settings().MAX_REQUEST_BYTES), 'body') : (undefined as B);
+      const body = spec.body ? parse(spec.body, await readJson(req, bodyLimit()), 'body') : (undefined as B);
       authorizeAgents(principal, bodyAgents(body));
       const result = await run({ params, query, body, principal }, ctx);
       return { status: spec.status ?? 200, jsonBody: result };
@@ -115,4 +121,5 @@ export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { para
       return problem(new MemoryError('internal', `Unexpected failure; invocation ${ctx.invocationId}`), new URL(req.url).pathname);
     }
   };
+  return Object.assign(handler, { bodyLimit });
 }

@@ -10,6 +10,7 @@ import { analyse, entities, topics } from './nlp.js';
 import { synthesiseProfile } from './profile.js';
 import { extendCumulative, extractiveSummary } from './summarise.js';
 import { parseTranscript } from './text.js';
+import { cutText } from '../../domain/text.js';
 
 /** Bounds of the offline answers (the zod schemas in model-tasks.ts are the hard limits). */
 export const LOCAL_LIMITS = {
@@ -56,8 +57,8 @@ const solvers: { [K in ChatTaskName]: Solver<K> } = {
     // Goal-aware without a model: the plugin's description plus the first excerpt line sharing a word with the goal.
     const words = new Set(goal.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []);
     const line = excerpt.split('\n').find((l) => (l.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []).some((w) => words.has(w)));
-    const relevant = line ? `; relevant: ${line.replace(/\s+/g, ' ').trim().slice(0, 120)}` : '';
-    return { description: `${pluginDescription}${relevant}`.slice(0, 400) };
+    const relevant = line ? `; relevant: ${cutText(line.replace(/\s+/g, ' ').trim(), 120)}` : '';
+    return { description: cutText(`${pluginDescription}${relevant}`, 400) };
   },
 };
 

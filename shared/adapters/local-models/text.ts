@@ -1,5 +1,7 @@
 /** Small text utilities for the offline models: transcript parsing, sentence splitting, word tokens, bounds. */
 
+import { cutText } from '../../domain/text.js';
+
 export type Speaker = 'user' | 'assistant' | 'tool' | 'system';
 
 /** One turn of a rendered transcript (see shared/domain/turns.ts: `role (name) [for id]: content [tool calls: …]`). */
@@ -102,11 +104,11 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
 /** Cuts text at a sentence or word boundary so it stays within `max` characters. */
 export function bound(text: string, max: number): string {
   if (text.length <= max) return text;
-  const cut = text.slice(0, max);
+  const cut = cutText(text, max);
   const end = Math.max(cut.lastIndexOf('. '), cut.lastIndexOf('! '), cut.lastIndexOf('? '));
   if (end > max * 0.5) return cut.slice(0, end + 1);
   const space = cut.slice(0, max - 1).lastIndexOf(' ');
-  return `${cut.slice(0, space > 0 ? space : max - 1).replace(/[\s,;:]+$/, '')}…`;
+  return `${cutText(cut, space > 0 ? space : max - 1).replace(/[\s,;:]+$/, '')}…`;
 }
 
 /** Collapses whitespace. */

@@ -13,6 +13,16 @@ import { createLocalServer } from './server.js';
 import { withLocalBlobStorage } from './azurite.js';
 import { handleMcpHttp } from '../mcp/server.js';
 
+/** How long a shutdown waits for requests in flight, and then for the current batch or step, before abandoning them. */
+export const SHUTDOWN_GRACE_MS = 2_000;
+
+/** Waits for `work`, at most `ms` (it may go on in the background: the caller then ends what it waits on). */
+async function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.then(() => undefined, () => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 /** `npm start`: the whole service on this machine — PGlite, offline models, the app's own functions over HTTP. */
 export async function startLocalHost(overrides: { port?: number; durable?: RunnerOptions; timers?: boolean } = {}) {
   assertOpenOnlyOnLoopback(settings());
@@ -43,9 +53,11 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
       : [],
   );
   const server = createLocalServer(functions, {
-    // Each handler enforces its own limit (MAX_REQUEST_BYTES; artifact uploads up to ARTIFACT_MAX_BYTES).
-    maxBodyBytes: Math.max(config.MAX_REQUEST_BYTES, config.ARTIFACT_MAX_BYTES * 2 + 65_536),
-    rawRoutes: { '/mcp': (req, res) => handleMcpHttp(runtime, req, res) },
+    // Routes built by httpHandler say their own limit (MAX_REQUEST_BYTES; artifact uploads more); this one is /mcp's.
+    maxBodyBytes: config.MAX_REQUEST_BYTES,
+    bodyTimeoutMs: config.BODY_TIMEOUT_MS,
+    hostNames: [config.HOST],
+    rawRoutes: { '/mcp': (req, res, body) => handleMcpHttp(runtime, req, res, body) },
     onHandled: (name) => name === 'http-turns-append' && pumps.forEach((p) => p.wake()),
   });
   await new Promise<void>((resolve) => server.listen(overrides.port ?? config.PORT, config.HOST, resolve));
@@ -55,13 +67,19 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
   const { port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | undefined;
-  const stop = () =>
+  /**
+   * Stops within a few seconds whatever is running: requests in flight get `graceMs`, then their connections are cut;
+   * the pumps, timers and orchestrations get `graceMs` to finish their current batch or step, after which it is abandoned
+   * (its checkpoint is not saved, so the next start reads the batch again and the idempotent projection absorbs it), and
+   * closing the runtime ends the model thread and the stores that abandoned work still waits on.
+   */
+  const stop = (graceMs = SHUTDOWN_GRACE_MS) =>
     (stopping ??= (async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await within(closed, graceMs);
       server.closeAllConnections();
-      await Promise.all(timers.map((t) => t.stop()));
-      await runner.stop();
-      await Promise.all(pumps.map((p) => p.stop()));
+      await within(Promise.all([...timers.map((t) => t.stop()), runner.stop(), ...pumps.map((p) => p.stop())]), graceMs);
       await runtime.close();
       await azurite?.stop();
     })());

@@ -7,6 +7,12 @@ console.log(`Functions: ${host.functions.map((f) => f.name).join(', ')}. Ctrl+C 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     console.log(`${signal}: shutting down`);
+    // A second signal, or a stop that overruns its deadline (work that ignores it), ends the process at once.
+    process.once(signal, () => process.exit(130));
+    setTimeout(() => {
+      console.error('shutdown overran its deadline: exiting');
+      process.exit(1);
+    }, 10_000).unref();
     host.stop().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyTransform } from '../../../shared/domain/transforms.js';
+import { applyTransform, MAX_FILTER_LINES } from '../../../shared/domain/transforms.js';
 
 const lines = Array.from({ length: 100 }, (_, i) => (i % 10 === 9 ? `line ${i + 1} ERROR disk full` : `line ${i + 1} ok`));
 const content = lines.join('\n');
@@ -39,5 +39,24 @@ describe('transforms', () => {
     expect(summary.split('\n')[0]).toMatch(/^Log of 100 lines, 10 error lines/);
     expect(summary).toContain('Error lines:\nline 10 ERROR disk full');
     expect(applyTransform('{"a":[1,2]}', 'json', { transform: 'summary' }).content).toBe('JSON object with 1 keys: a: array(2) of number');
+  });
+});
+
+describe('filtered runs in linear time with a bound on work', () => {
+  it('a catastrophic pattern for a backtracking engine, (a+)+$, matches with RE2', () => {
+    const hostile = Array.from({ length: 4 }, () => `${'a'.repeat(5000)}!`).join('\n');
+    expect(applyTransform(hostile, 'text', { transform: 'filtered', pattern: '(a+)+$' }).lines).toEqual({ kept: 0, total: 4 });
+    expect(applyTransform('aaa\nb', 'text', { transform: 'filtered', pattern: '(a+)+$' }).content).toBe('aaa');
+  });
+
+  it('what RE2 does not have (backreferences, lookahead) is a validation error', () => {
+    for (const pattern of ['(a)\\1', '(?=a)b']) {
+      expect(() => applyTransform('a', 'text', { transform: 'filtered', pattern })).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+    }
+  });
+
+  it(`scans at most ${MAX_FILTER_LINES} lines and says how many it scanned`, () => {
+    const many = Array.from({ length: MAX_FILTER_LINES + 5 }, () => 'x').join('\n');
+    expect(applyTransform(many, 'text', { transform: 'filtered', pattern: 'y' }).lines).toEqual({ kept: 0, total: MAX_FILTER_LINES + 5, scanned: MAX_FILTER_LINES });
   });
 });
