@@ -110,6 +110,12 @@ describe('logs hold no memory text', () => {
     await client.callTool({ name: 'get_context', arguments: { userId: u, sessionId: 's1' } });
     await client.close();
 
+    // Forget last: a session, then the user (the purge report carries ids and counts only).
+    const forgotSession = await json<{ operationId: string }>(drive('http-session-forget', api(`v1/users/${u}/sessions/s1`, { method: 'DELETE' })));
+    expect((await operationDone(forgotSession.operationId)).status).toBe('completed');
+    const forgotUser = await json<{ operationId: string }>(drive('http-user-forget', api(`v1/users/${u}`, { method: 'DELETE' })));
+    expect((await operationDone(forgotUser.operationId)).status).toBe('completed');
+
     // Every HTTP route the app declares was driven (a new route must be added here).
     const routes = host.functions.filter((f) => f.trigger.kind === 'http').map((f) => f.name);
     expect(routes.filter((r) => !driven.has(r))).toEqual([]);
