@@ -33,12 +33,12 @@ async function stream(deps: Pick<Deps, 'events'>, key: SessionKey): Promise<{ ev
 
 /**
  * Appends what a step decided and applies it to the read models at once, so the steps and reads after it see it.
- * Returns false when another writer recorded the same decision first (the caller then reports that one).
+ * `recorded` is false when another writer recorded the same decision first (the caller then reports that one).
  */
-async function record(deps: SessionEndDeps, key: SessionKey, drafts: readonly EventDraft[]): Promise<boolean> {
+async function record(deps: SessionEndDeps, key: SessionKey, drafts: readonly EventDraft[]): Promise<{ recorded: boolean; session: SessionDocument | null }> {
   const recorded = await append(deps, key, drafts);
-  await applyEvents(deps, key);
-  return recorded !== null;
+  const { session } = await applyEvents(deps, key);
+  return { recorded: recorded !== null, session };
 }
 
 /**
@@ -70,7 +70,7 @@ export async function summariseSession(deps: SessionEndDeps, key: SessionKey): P
   const turns = events.filter(isTurn);
   if (turns.length === 0) return { summary: '', keyTopics: [], reused: false };
   const result = await deps.chat.run('sessionSummary', { conversation: renderTranscript(turns) });
-  if (!(await record(deps, key, decideSummary(state, result, deps.chat.model, deps.clock.now())))) return summariseSession(deps, key);
+  if (!(await record(deps, key, decideSummary(state, result, deps.chat.model, deps.clock.now()))).recorded) return summariseSession(deps, key);
   return { ...result, reused: false };
 }
 
@@ -114,7 +114,7 @@ async function insightDocuments(
  */
 export async function reflectSession(deps: SessionEndDeps, key: SessionKey): Promise<z.infer<typeof ReflectionResult>> {
   const { events, state } = await stream(deps, key);
-  if (state.reflectionStatus !== 'pending') return reflected(state, 0, true);
+  if (state.reflectionStatus !== 'pending') return reflected(state.insightIds ?? [], 0, true);
   const existing = await deps.insights.list(key.userId, { type: 'session', sessionId: key.sessionId });
   let insightIds = existing.map((i) => i.id);
   let dropped = 0;
@@ -127,14 +127,16 @@ export async function reflectSession(deps: SessionEndDeps, key: SessionKey): Pro
     insightIds = made.docs.map((d) => d.id);
     dropped = made.dropped;
   }
-  if (!(await record(deps, key, decideReflection(state, insightIds, dropped, deps.chat.model)))) return reflectSession(deps, key);
-  return { reflectionFlag: insightIds.length > 0 ? 'insight' : 'no-insight', insightIds, dropped, reused: existing.length > 0 };
+  if (!(await record(deps, key, decideReflection(state, insightIds, dropped, deps.chat.model))).recorded) return reflectSession(deps, key);
+  return reflected(insightIds, dropped, existing.length > 0);
 }
 
-const reflected = (state: SessionDocument, dropped: number, reused: boolean): z.infer<typeof ReflectionResult> => {
-  const insightIds = state.insightIds ?? [];
-  return { reflectionFlag: insightIds.length > 0 ? 'insight' : 'no-insight', insightIds, dropped, reused };
-};
+const reflected = (insightIds: string[], dropped: number, reused: boolean): z.infer<typeof ReflectionResult> => ({
+  reflectionFlag: insightIds.length > 0 ? 'insight' : 'no-insight',
+  insightIds,
+  dropped,
+  reused,
+});
 
 /**
  * No-insight aggregation: once `minSessionsForAggregation` completed sessions of the user reflected to `no-insight`,
@@ -162,8 +164,8 @@ export async function aggregateNoInsightSessions(deps: SessionEndDeps, userId: s
 /** The last step: `SessionCompleted` (its end time kept from the summary step, else its last turn). */
 export async function completeSession(deps: SessionEndDeps, key: SessionKey): Promise<z.infer<typeof CompletionResult>> {
   const { state } = await stream(deps, key);
-  await record(deps, key, decideCompletion(state, deps.clock.now()));
-  const { status, reflectionStatus } = (await deps.sessions.get(key))?.doc ?? state;
+  const { session } = await record(deps, key, decideCompletion(state, deps.clock.now()));
+  const { status, reflectionStatus } = session ?? state;
   return { status, reflectionStatus };
 }
 

@@ -499,6 +499,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE TRIGGER profiles_forget_guard BEFORE INSERT OR UPDATE ON profiles FOR EACH ROW EXECUTE FUNCTION forget_guard_user();
     `,
   },
+  {
+    version: 15,
+    name: 'sessions with set-aside events, indexed for /health',
+    sql: `
+      -- /health counts the events the projection set aside; the partial index holds only those sessions, so the count
+      -- does not scan every session on each liveness probe.
+      CREATE INDEX sessions_set_aside ON sessions (user_id) WHERE doc ? 'setAside';
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */
