@@ -135,6 +135,24 @@ export const EventSetAside = z.object({
 });
 export type EventSetAside = z.infer<typeof EventSetAside>;
 
+/**
+ * One agent of the session hands over to another: the receiver's next context starts with a handoff block (who, the
+ * note, the sender's thread summary, the memory refs passed along), and the keys become readable by the receiver even
+ * when they were the sender's private memory. `handoffId` makes a retried request harmless.
+ */
+export const SessionHandoff = z.object({
+  type: z.literal('SessionHandoff'),
+  data: z.object({
+    handoffId: Id,
+    fromAgentId: Id,
+    toAgentId: Id,
+    note: z.string().optional(),
+    memoryKeys: z.array(Id),
+  }),
+  metadata: EventMetadata,
+});
+export type SessionHandoff = z.infer<typeof SessionHandoff>;
+
 /** Everything that happens to a session is one of these, in its stream; all else is a projection. */
 export const MemoryEvent = z.discriminatedUnion('type', [
   TurnAppended,
@@ -146,6 +164,7 @@ export const MemoryEvent = z.discriminatedUnion('type', [
   SessionAggregated,
   SessionCompleted,
   EventSetAside,
+  SessionHandoff,
 ]);
 export type MemoryEvent = z.infer<typeof MemoryEvent>;
 
@@ -183,6 +202,8 @@ export function eventKey(draft: EventDraft): string {
       return '@completed';
     case 'EventSetAside':
       return `@set-aside:${draft.data.seq}`;
+    case 'SessionHandoff':
+      return `@handoff:${draft.data.handoffId}`;
   }
 }
 

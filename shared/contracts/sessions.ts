@@ -2,6 +2,17 @@ import { z } from 'zod';
 import { Id } from './ids.js';
 import { MemoryEvent, SCHEMA_VERSION } from './events.js';
 
+export const Handoff = z.object({
+  seq: z.number().int().positive(),
+  handoffId: Id,
+  fromAgentId: Id,
+  toAgentId: Id,
+  note: z.string().optional(),
+  memoryKeys: z.array(Id),
+  at: z.iso.datetime(),
+});
+export type Handoff = z.infer<typeof Handoff>;
+
 export const SessionStatusValue = z.enum(['active', 'ending', 'completed']);
 export const ReflectionStatus = z.enum(['pending', 'no-insight', 'processed']);
 
@@ -38,6 +49,10 @@ export const SessionDocument = z.object({
   endedAt: z.iso.datetime().optional(),
   /** Events the projection set aside (`EventSetAside`): folded, but their rows (turn index, interaction) not written. */
   setAside: z.array(z.object({ seq: z.number().int().positive(), reason: z.string() })).optional(),
+  /** Handoffs between the session's agents, in order (`SessionHandoff` events). */
+  handoffs: z.array(Handoff).optional(),
+  /** The agent that acts now: the receiver of the last handoff, else the agent of the latest turn that names one. */
+  activeAgentId: Id.optional(),
   /** The init block (profile, recent session summaries), fixed when the session's first turn is projected. */
   init: z.object({ profile: z.string().nullable(), recentSessions: z.array(z.object({ sessionId: Id, endedAt: z.iso.datetime(), summary: z.string() })) }).optional(),
 });

@@ -42,6 +42,7 @@ export function evolve(state: SessionDocument, event: MemoryEvent): SessionDocum
       next.lastTurnAt = later(next.lastTurnAt, timestamp);
       next.lastActivityAt = later(next.lastActivityAt, recordedAt);
       if (agentId && !next.agentIds.includes(agentId)) next.agentIds = [...next.agentIds, agentId];
+      if (agentId) next.activeAgentId = agentId;
       return next;
     }
     case 'SessionEndRequested':
@@ -65,6 +66,12 @@ export function evolve(state: SessionDocument, event: MemoryEvent): SessionDocum
       return { ...next, status: 'completed', endedAt: next.endedAt ?? event.data.endedAt };
     case 'EventSetAside':
       return { ...next, setAside: [...(next.setAside ?? []), event.data] };
+    case 'SessionHandoff': {
+      const { handoffId, fromAgentId, toAgentId, note, memoryKeys } = event.data;
+      const handoff = { seq, handoffId, fromAgentId, toAgentId, ...(note !== undefined && { note }), memoryKeys, at: recordedAt };
+      const agentIds = [...next.agentIds, ...[fromAgentId, toAgentId].filter((a, i, all) => !next.agentIds.includes(a) && all.indexOf(a) === i)];
+      return { ...next, agentIds, activeAgentId: toAgentId, handoffs: [...(next.handoffs ?? []), handoff] };
+    }
   }
 }
 
