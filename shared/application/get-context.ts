@@ -1,38 +1,45 @@
-import { isTurn } from '../contracts/events.js';
-import type { ContextQuery, ContextResponse } from '../contracts/context.js';
+import { isTurn, type MemoryEvent, type TurnAppended } from '../contracts/events.js';
+import type { ContextHandoff, ContextQuery, ContextResponse } from '../contracts/context.js';
 import type { SessionKey } from '../contracts/ids.js';
-import { buildContext } from '../domain/context.js';
+import type { SessionDocument } from '../contracts/sessions.js';
+import { buildContext, type ContextInput, type ThreadTurns } from '../domain/context.js';
 import { MemoryError, notFound } from '../domain/errors.js';
+import { findThread } from '../domain/session.js';
 import { countTokens } from '../domain/tokens.js';
+import { renderTranscript } from '../domain/turns.js';
 import type { DetailMemory } from './artifact-ports.js';
 import { expandFirstUse, memoryRefsIn } from './context-refs.js';
 import type { Deps } from './ports.js';
+import { load } from './project-session.js';
 import { sessionInit } from './session-init.js';
 
-/**
- * The compact context block for a session: what the projection has summarised plus every turn it has not,
- * read straight from the events so a turn is never missing while the projection catches up.
- */
-export async function getContext(deps: Pick<Deps, 'events' | 'sessions' | 'memory'> & Partial<Pick<Deps, 'insights' | 'directory'>> & { detail?: DetailMemory }, key: SessionKey, query: ContextQuery): Promise<ContextResponse> {
-  const stored = await deps.sessions.get(key);
-  const coveredThrough = stored?.doc.chunkedThroughSeq ?? 0;
-  const [unsummarised, lastTurns] = await Promise.all([
-    deps.events.read(key, coveredThrough),
-    deps.events.readLastTurns(key, deps.memory.nActiveTurns),
-  ]);
-  if (!stored && unsummarised.length === 0) throw notFound(`Session ${key.sessionId}`);
-  const init = await sessionInit(deps, key, stored?.doc ?? null);
+type ContextDeps = Pick<Deps, 'events' | 'sessions' | 'memory'> & Partial<Pick<Deps, 'insights' | 'directory' | 'clock'>> & { detail?: DetailMemory };
 
-  const bySeq = new Map([...lastTurns, ...unsummarised.filter(isTurn)].map((t) => [t.metadata.seq, t]));
-  const turns = [...bySeq.values()].sort((a, b) => a.metadata.seq - b.metadata.seq);
+/** What one view of the session shows besides the init block: its threads' turns, the summary, and for an agent what others share. */
+type View = Pick<ContextInput, 'threads' | 'summary' | 'handoff' | 'otherAgents'>;
+
+/**
+ * The compact context block for a session: what the projection has summarised plus every turn it has not, read
+ * straight from the events (and folded, so a turn or a handoff is never missing while the projection catches up).
+ * Without an agent, the whole session; with `agentId`, that agent's thread, the turns no agent claims (every agent
+ * shares them), the other agents' summaries and the last handoff it received.
+ */
+export async function getContext(deps: ContextDeps, key: SessionKey, query: ContextQuery): Promise<ContextResponse> {
+  const { stored, session, events } = await load(deps, key);
+  if (!stored && events.length === 0) throw notFound(`Session ${key.sessionId}`);
+  const [init, view] = await Promise.all([
+    sessionInit(deps, key, session),
+    query.agentId === undefined ? sessionView(deps, key, session, events) : agentView(deps, key, session, events, query.agentId),
+  ]);
+
   // Offloaded turns show as placeholders; the most recent one, not yet answered, in full (first use).
-  const expanded = await expandFirstUse(deps.detail, key.userId, turns);
-  const build = (shown: typeof turns) => buildContext({
+  const shown = [...new Map(view.threads.flatMap((t) => t.turns).map((t) => [t.metadata.seq, t])).values()].sort((a, b) => a.metadata.seq - b.metadata.seq);
+  const expanded = await expandFirstUse(deps.detail, key.userId, shown);
+  const build = (swap: (t: TurnAppended) => TurnAppended) => buildContext({
+    ...view,
     profile: init.profile,
     recentSessions: init.recentSessions,
-    summary: stored?.doc.cumulativeSummary ?? '',
-    summaryCoversThroughSeq: coveredThrough,
-    turns: shown,
+    threads: view.threads.map((t) => ({ ...t, turns: t.turns.map(swap) })),
     nActiveTurns: deps.memory.nActiveTurns,
     countTokens,
     ...(query.maxTokens !== undefined && { maxTokens: query.maxTokens }),
@@ -40,13 +47,57 @@ export async function getContext(deps: Pick<Deps, 'events' | 'sessions' | 'memor
   let built: ReturnType<typeof buildContext>;
   let expandedSeq = expanded.expandedSeq;
   try {
-    built = build(expanded.turns);
+    const bySeq = new Map(expanded.turns.map((t) => [t.metadata.seq, t]));
+    built = build((t) => bySeq.get(t.metadata.seq) ?? t);
   } catch (error) {
     // A first-use expansion that does not fit the budget falls back to its placeholder.
     if (expandedSeq === undefined || !(error instanceof MemoryError) || error.code !== 'context_budget_exceeded') throw error;
-    built = build(turns);
+    built = build((t) => t);
     expandedSeq = undefined;
   }
-  const memoryRefs = memoryRefsIn(turns, new Set(built.sections.turns.map((t) => t.seq)), expandedSeq);
-  return { ...key, ...built, summaryCoversThroughSeq: coveredThrough, memoryRefs };
+  const memoryRefs = memoryRefsIn(shown, new Set(built.sections.turns.map((t) => t.seq)), expandedSeq);
+  const coveredThrough = Math.min(...view.threads.map((t) => t.coversThroughSeq));
+  return { ...key, ...(query.agentId !== undefined && { agentId: query.agentId }), ...built, summaryCoversThroughSeq: coveredThrough, memoryRefs };
+}
+
+/** A thread's turns the context reads: those after its coverage (among the events read) and its last N. */
+async function threadTurns(deps: ContextDeps, key: SessionKey, events: readonly MemoryEvent[], coversThroughSeq: number, thread?: { agentId?: string }): Promise<ThreadTurns> {
+  const inThread = (t: TurnAppended) => !thread || t.data.agentId === thread.agentId;
+  const last = await deps.events.readLastTurns(key, deps.memory.nActiveTurns, undefined, thread);
+  const after = events.filter(isTurn).filter((t) => t.metadata.seq > coversThroughSeq && inThread(t));
+  const bySeq = new Map([...last, ...after].map((t) => [t.metadata.seq, t]));
+  return { coversThroughSeq, turns: [...bySeq.values()].sort((a, b) => a.metadata.seq - b.metadata.seq) };
+}
+
+async function sessionView(deps: ContextDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[]): Promise<View> {
+  return { summary: session.cumulativeSummary, threads: [await threadTurns(deps, key, events, session.chunkedThroughSeq)] };
+}
+
+async function agentView(deps: ContextDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], agentId: string): Promise<View> {
+  const own = findThread(session, agentId);
+  const shared = findThread(session, undefined);
+  const threads = await Promise.all([
+    threadTurns(deps, key, events, own?.chunkedThroughSeq ?? 0, { agentId }),
+    ...(shared ? [threadTurns(deps, key, events, shared.chunkedThroughSeq, {})] : []),
+  ]);
+  const summary = [own?.cumulativeSummary, shared?.cumulativeSummary && `shared: ${shared.cumulativeSummary}`].filter(Boolean).join('\n');
+  const otherAgents = (session.threads ?? []).flatMap((t) =>
+    t.agentId !== undefined && t.agentId !== agentId && t.cumulativeSummary ? [{ agentId: t.agentId, summary: t.cumulativeSummary }] : [],
+  );
+  return { summary, threads, otherAgents, handoff: await handoffTo(deps, key, session, agentId) };
+}
+
+/**
+ * The last handoff the agent received, with the sender's thread summary (its recent turns while it has none yet) and
+ * the memory passed along (keys whose artifact is gone are left out).
+ */
+async function handoffTo(deps: ContextDeps, key: SessionKey, session: SessionDocument, agentId: string): Promise<ContextHandoff | null> {
+  const handoff = session.handoffs?.findLast((h) => h.toAgentId === agentId);
+  if (!handoff) return null;
+  const senderSummary = findThread(session, handoff.fromAgentId)?.cumulativeSummary
+    || renderTranscript(await deps.events.readLastTurns(key, deps.memory.nActiveTurns, handoff.seq, { agentId: handoff.fromAgentId }));
+  const now = deps.clock?.now() ?? new Date();
+  const records = deps.detail ? await Promise.all(handoff.memoryKeys.map((k) => deps.detail!.artifacts.get(key.userId, k, now))) : [];
+  const memoryRefs = records.flatMap((r) => (r ? [{ key: r.key, description: r.description, tokens: r.tokens }] : []));
+  return { fromAgentId: handoff.fromAgentId, at: handoff.at, ...(handoff.note !== undefined && { note: handoff.note }), senderSummary, memoryRefs };
 }

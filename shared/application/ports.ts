@@ -28,8 +28,11 @@ export interface EventStore {
   append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]>;
   /** Events with seq > afterSeq, ascending, at most `limit`. */
   read(key: SessionKey, afterSeq: number, limit?: number): Promise<MemoryEvent[]>;
-  /** The last `count` turn events of the session (before seq `beforeSeq` when given), ascending. */
-  readLastTurns(key: SessionKey, count: number, beforeSeq?: number): Promise<TurnAppended[]>;
+  /**
+   * The last `count` turn events of the session (before seq `beforeSeq` when given; of one thread when given: the
+   * turns of `thread.agentId`, or with no agentId the turns that name none), ascending.
+   */
+  readLastTurns(key: SessionKey, count: number, beforeSeq?: number, thread?: { agentId?: string }): Promise<TurnAppended[]>;
   /** Seq of the session's last event; 0 for a session that has none. */
   lastSeq(key: SessionKey): Promise<number>;
   /** The sessions of a user that have events (all users' when `userId` is absent), for rebuilds. */

@@ -4,7 +4,7 @@ import type { InteractionDocument } from '../contracts/interactions.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
-import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, windowsToSummarise } from '../domain/session.js';
+import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { Deps, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
@@ -27,7 +27,7 @@ const MAX_WRITE_ATTEMPTS = 10;
  */
 const MATCH_CONTEXT_TURNS = 2;
 
-interface Loaded {
+export interface Loaded {
   stored: Versioned<SessionDocument> | null;
   /** The stored document: the fold up to its checkpoint. */
   before: SessionDocument;
@@ -37,10 +37,14 @@ interface Loaded {
   events: MemoryEvent[];
 }
 
-/** Reads the stored session document and folds the events recorded after it (in memory: nothing is written). */
-async function load(deps: ApplyDeps, key: SessionKey): Promise<Loaded> {
+/**
+ * Reads the stored session document and folds the events recorded after it (in memory: nothing is written). A
+ * document projected before threads existed is folded again from the start of its stream (its rows are rewritten
+ * by id, so nothing doubles).
+ */
+export async function load(deps: Pick<Deps, 'events' | 'sessions'>, key: SessionKey): Promise<Loaded> {
   const stored = await deps.sessions.get(key);
-  const before = stored?.doc ?? newSession(key, new Date(0));
+  const before = stored && !(stored.doc.threads === undefined && stored.doc.turnCount > 0) ? stored.doc : newSession(key, new Date(0));
   const events = await deps.events.read(key, Math.min(before.projectedThroughSeq, before.chunkedThroughSeq));
   return { stored, before, session: foldSession(before, events), events };
 }
@@ -96,7 +100,7 @@ async function writeDerived(
   summary: SessionSummarised | undefined,
 ): Promise<{ summaryVector?: number[] }> {
   const turns = events.filter(isTurn);
-  const drafts = summarised.map((e) => interactionDraft(key, e, turns.filter((t) => t.metadata.seq >= e.data.fromSeq && t.metadata.seq <= e.data.toSeq), deps.embedder.model));
+  const drafts = summarised.map((e) => interactionDraft(key, e, turns.filter((t) => inWindow(e, t)), deps.embedder.model));
   const turnTexts = newTurns.map(searchableText);
   // Full text matches a turn together with the turns it answers: replies ("yes, last Saturday") rarely repeat the
   // question's words. The vector embeds the turn alone (on LoCoMo, context made the offline encoder's vectors worse).
@@ -128,6 +132,10 @@ async function writeDerived(
   );
   return summary ? { summaryVector: vectors.at(-1)! } : {};
 }
+
+/** A window's turns: its thread's turns in its seq range (every turn in it, for a window recorded before threads). */
+const inWindow = ({ data }: InteractionSummarised, t: TurnAppended): boolean =>
+  t.metadata.seq >= data.fromSeq && t.metadata.seq <= data.toSeq && (data.agentId === undefined || threadOf(t) === (data.agentId ?? undefined));
 
 /** The interaction an `InteractionSummarised` event describes, from its turns; the one place an interaction is built. */
 function interactionDraft(key: SessionKey, event: InteractionSummarised, turns: readonly TurnAppended[], embeddingModel: string): Omit<InteractionDocument, 'contentVector' | 'summaryVector'> {
@@ -207,7 +215,7 @@ async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDoc
   let state = session;
   let decided = false;
   for (const window of windowsToSummarise(session, turns, deps.memory.kTurnBuffer, final)) {
-    const metadata = await deps.chat.run('windowMetadata', { conversation: renderTranscript(window.turns), previousSummary: state.cumulativeSummary });
+    const metadata = await deps.chat.run('windowMetadata', { conversation: renderTranscript(window.turns), previousSummary: threadSummary(state, window) });
     const drafts = decideInteraction(state, window, metadata, deps.chat.model);
     const recorded = await append(deps, key, drafts);
     if (!recorded) return true; // decided elsewhere first: apply that decision, then decide the rest from it

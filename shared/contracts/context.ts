@@ -21,6 +21,20 @@ export type ContextTurn = z.infer<typeof ContextTurn>;
 export const RecentSession = z.object({ sessionId: Id, endedAt: z.iso.datetime(), summary: z.string() });
 export type RecentSession = z.infer<typeof RecentSession>;
 
+/** The last handoff to the agent: who, when, the note, the sender's thread summary and the memory passed along. */
+export const ContextHandoff = z.object({
+  fromAgentId: Id,
+  at: z.iso.datetime(),
+  note: z.string().optional(),
+  senderSummary: z.string(),
+  memoryRefs: z.array(z.object({ key: Id, description: z.string(), tokens: z.number().int().nonnegative() })),
+});
+export type ContextHandoff = z.infer<typeof ContextHandoff>;
+
+/** Another agent's thread summary, as an agent's context shows it. */
+export const OtherAgent = z.object({ agentId: Id, summary: z.string() });
+export type OtherAgent = z.infer<typeof OtherAgent>;
+
 export const ContextResponse = z.object({
   userId: Id,
   sessionId: Id,
@@ -28,9 +42,15 @@ export const ContextResponse = z.object({
   sections: z.object({
     profile: z.string().nullable(),
     recentSessions: z.array(RecentSession),
+    /** Agent view only (`?agentId=`): the last handoff to the agent, or null. */
+    handoff: ContextHandoff.nullable().optional(),
+    /** Agent view only: the other agents' thread summaries. */
+    otherAgents: z.array(OtherAgent).optional(),
     summary: z.string(),
     turns: z.array(ContextTurn),
   }),
+  /** The agent whose thread this is (`?agentId=`); absent for the whole session. */
+  agentId: Id.optional(),
   /** Turns up to this seq are represented by `sections.summary`; every later turn is in `sections.turns`. */
   summaryCoversThroughSeq: z.number().int().nonnegative(),
   tokens: z.number().int().nonnegative(),

@@ -75,6 +75,11 @@ export const InteractionSummarised = z.object({
     topics: z.array(z.string()),
     entities: z.array(z.string()),
     cumulativeSummary: z.string(),
+    /**
+     * The thread the window belongs to: its turns are the thread's turns in `fromSeq`..`toSeq`. null: the thread of
+     * turns that name no agent. Absent in events recorded before threads: the window covers every turn in the range.
+     */
+    agentId: Id.nullable().optional(),
     /** The chat model that wrote the texts. */
     model: z.string(),
   }),

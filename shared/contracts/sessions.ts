@@ -13,6 +13,21 @@ export const Handoff = z.object({
 });
 export type Handoff = z.infer<typeof Handoff>;
 
+/**
+ * One agent's thread of a session: the turns that carry its `agentId` (`agentId` absent: the turns that name no agent,
+ * which every agent of the session shares). Each thread is chunked into its own windows and has its own cumulative summary.
+ */
+export const Thread = z.object({
+  agentId: Id.optional(),
+  turnCount: z.number().int().nonnegative(),
+  /** The seq of the thread's latest turn. */
+  lastSeq: z.number().int().nonnegative(),
+  /** Every turn of the thread up to this seq is covered by its windows and `cumulativeSummary`. */
+  chunkedThroughSeq: z.number().int().nonnegative(),
+  cumulativeSummary: z.string(),
+});
+export type Thread = z.infer<typeof Thread>;
+
 export const SessionStatusValue = z.enum(['active', 'ending', 'completed']);
 export const ReflectionStatus = z.enum(['pending', 'no-insight', 'processed']);
 
@@ -25,9 +40,12 @@ export const SessionDocument = z.object({
   reflectionStatus: ReflectionStatus,
   /** Highest event seq folded into this document. */
   projectedThroughSeq: z.number().int().nonnegative(),
-  /** Turns up to this seq are covered by `cumulativeSummary` and by interaction documents. */
+  /** Turns up to this seq are covered by `cumulativeSummary` and by interaction documents (the threads' common coverage). */
   chunkedThroughSeq: z.number().int().nonnegative(),
+  /** The threads' cumulative summaries: the one thread's, or each labelled by its agent. */
   cumulativeSummary: z.string(),
+  /** The session's threads in order of their first turn. Absent in documents projected before threads: refolded on projection. */
+  threads: z.array(Thread).optional(),
   turnCount: z.number().int().nonnegative(),
   agentIds: z.array(Id),
   startedAt: z.iso.datetime().nullable(),

@@ -1,16 +1,27 @@
 import type { TurnAppended } from '../contracts/events.js';
-import type { ContextTurn, RecentSession } from '../contracts/context.js';
+import type { ContextHandoff, ContextTurn, OtherAgent, RecentSession } from '../contracts/context.js';
 import { MemoryError } from './errors.js';
+import { placeholder } from './memory-ref.js';
 import { renderTurn } from './turns.js';
+
+/** The turns of one thread the context reads: every turn after its summary's coverage, plus (at least) its last `nActiveTurns`. */
+export interface ThreadTurns {
+  /** The thread's turns up to this seq are covered by the context's summary. */
+  coversThroughSeq: number;
+  /** Ascending by seq. */
+  turns: readonly TurnAppended[];
+}
 
 export interface ContextInput {
   profile: string | null;
   recentSessions: readonly RecentSession[];
+  /** The last handoff to the agent whose context this is. */
+  handoff?: ContextHandoff | null;
+  /** The other agents' thread summaries: what the session shares with this agent. */
+  otherAgents?: readonly OtherAgent[];
   summary: string;
-  /** Turns up to this seq are covered by `summary`. */
-  summaryCoversThroughSeq: number;
-  /** Every turn after the coverage, plus (at least) the session's last `nActiveTurns` turns; ascending by seq. */
-  turns: readonly TurnAppended[];
+  /** The threads shown verbatim: the whole session as one, or an agent's thread and the turns every agent shares. */
+  threads: readonly ThreadTurns[];
   nActiveTurns: number;
   maxTokens?: number;
   countTokens: (text: string) => number;
@@ -19,29 +30,52 @@ export interface ContextInput {
 export interface BuiltContext {
   text: string;
   tokens: number;
-  sections: { profile: string | null; recentSessions: RecentSession[]; summary: string; turns: ContextTurn[] };
+  sections: {
+    profile: string | null;
+    recentSessions: RecentSession[];
+    handoff?: ContextHandoff | null;
+    otherAgents?: OtherAgent[];
+    summary: string;
+    turns: ContextTurn[];
+  };
+}
+
+/** A thread's verbatim turns: those its summary does not cover, and never fewer than its last `n`. */
+function verbatimOf(thread: ThreadTurns, n: number): readonly TurnAppended[] {
+  const unsummarised = thread.turns.filter((t) => t.metadata.seq > thread.coversThroughSeq);
+  return unsummarised.length >= n ? unsummarised : thread.turns.slice(-n);
 }
 
 /**
- * The context block of the design: init block (profile, recent sessions), cumulative summary, active turns.
- * Invariant: every turn is in the summary's coverage or verbatim, and never fewer than `nActiveTurns` are verbatim.
- * The budget may drop the init block (oldest session summaries first, then the profile) but never a turn;
+ * The context block of the design: init block (profile, recent sessions), the handoff received and what other
+ * agents did (agent view), cumulative summary, active turns. Invariant, per thread: every turn is in the summary's
+ * coverage or verbatim, and never fewer than `nActiveTurns` are verbatim. The budget may drop the init block (oldest
+ * session summaries first, then the profile) and then the other agents' summaries, but never a turn or the handoff;
  * if what must stay does not fit, the request fails with `context_budget_exceeded`.
  */
 export function buildContext(input: ContextInput): BuiltContext {
-  const unsummarised = input.turns.filter((t) => t.metadata.seq > input.summaryCoversThroughSeq);
-  const verbatim = unsummarised.length >= input.nActiveTurns ? unsummarised : input.turns.slice(-input.nActiveTurns);
+  const verbatim = input.threads.flatMap((t) => verbatimOf(t, input.nActiveTurns)).sort((a, b) => a.metadata.seq - b.metadata.seq);
   const turns = verbatim.map(toContextTurn);
+  const handoff = input.handoff ?? null;
 
   let profile = input.profile;
   let recentSessions = [...input.recentSessions];
+  let otherAgents = [...(input.otherAgents ?? [])];
   for (;;) {
-    const text = renderContext(profile, recentSessions, input.summary, verbatim);
+    const text = renderContext({ profile, recentSessions, handoff, otherAgents, summary: input.summary, turns: verbatim });
     const tokens = input.countTokens(text);
-    const sections = { profile, recentSessions, summary: input.summary, turns };
+    const sections = {
+      profile,
+      recentSessions,
+      ...(input.handoff !== undefined && { handoff }),
+      ...(input.otherAgents !== undefined && { otherAgents }),
+      summary: input.summary,
+      turns,
+    };
     if (input.maxTokens === undefined || tokens <= input.maxTokens) return { text, tokens, sections };
     if (recentSessions.length > 0) recentSessions = recentSessions.slice(1);
     else if (profile !== null) profile = null;
+    else if (otherAgents.length > 0) otherAgents = otherAgents.slice(0, -1);
     else {
       throw new MemoryError('context_budget_exceeded', `The session's summary and unsummarised turns need ${tokens} tokens; maxTokens is ${input.maxTokens}`, {
         requiredTokens: tokens,
@@ -51,7 +85,16 @@ export function buildContext(input: ContextInput): BuiltContext {
   }
 }
 
-function renderContext(profile: string | null, recentSessions: readonly RecentSession[], summary: string, turns: readonly TurnAppended[]): string {
+interface Shown {
+  profile: string | null;
+  recentSessions: readonly RecentSession[];
+  handoff: ContextHandoff | null;
+  otherAgents: readonly OtherAgent[];
+  summary: string;
+  turns: readonly TurnAppended[];
+}
+
+function renderContext({ profile, recentSessions, handoff, otherAgents, summary, turns }: Shown): string {
   const blocks: string[] = [];
   if (profile || recentSessions.length > 0) {
     const init = ['<session_initialization>'];
@@ -62,9 +105,18 @@ function renderContext(profile: string | null, recentSessions: readonly RecentSe
     init.push('</session_initialization>');
     blocks.push(init.join('\n'));
   }
+  if (handoff) blocks.push(renderHandoff(handoff));
+  if (otherAgents.length > 0) blocks.push(`### Other Agents\n${otherAgents.map((a) => `- ${a.agentId}: ${a.summary}`).join('\n')}`);
   if (summary) blocks.push(`### Conversation Summary\n${summary}`);
   if (turns.length > 0) blocks.push(`### Active Conversation\n${turns.map(renderTurn).join('\n')}`);
   return blocks.join('\n\n');
+}
+
+function renderHandoff(h: ContextHandoff): string {
+  const lines = [`### Handoff\nFrom ${h.fromAgentId} at ${formatWhen(h.at)}${h.note ? `: ${h.note}` : ''}`];
+  if (h.senderSummary) lines.push(`${h.fromAgentId}'s thread: ${h.senderSummary}`);
+  if (h.memoryRefs.length > 0) lines.push(`Memory passed along: ${h.memoryRefs.map(placeholder).join(' ')}`);
+  return lines.join('\n');
 }
 
 /** "12:00 PM, Dec 04, 2024" in UTC, as in the design's init block. */

@@ -1,7 +1,7 @@
 import type { RecentSession } from '../contracts/context.js';
 import { SCHEMA_VERSION, type EventDraft, type MemoryEvent, type TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
-import type { SessionDocument } from '../contracts/sessions.js';
+import type { SessionDocument, Thread } from '../contracts/sessions.js';
 import { fullWindows, type TurnWindow } from './chunking.js';
 
 export function newSession({ userId, sessionId }: SessionKey, now: Date): SessionDocument {
@@ -14,6 +14,7 @@ export function newSession({ userId, sessionId }: SessionKey, now: Date): Sessio
     projectedThroughSeq: 0,
     chunkedThroughSeq: 0,
     cumulativeSummary: '',
+    threads: [],
     turnCount: 0,
     agentIds: [],
     startedAt: null,
@@ -24,6 +25,40 @@ export function newSession({ userId, sessionId }: SessionKey, now: Date): Sessio
 }
 
 const later = (a: string | null | undefined, b: string): string => (a && a > b ? a : b);
+
+// Threads: each agent's turns (and the turns that name no agent) are chunked and summarised on their own.
+
+/** The thread a turn belongs to: its agent's, or (undefined) the one of turns that name no agent. */
+export const threadOf = (turn: TurnAppended): string | undefined => turn.data.agentId;
+
+export const findThread = (state: SessionDocument, agentId: string | undefined): Thread | undefined =>
+  state.threads?.find((t) => t.agentId === agentId);
+
+function withThread(state: SessionDocument, agentId: string | undefined, change: (t: Thread) => Thread): SessionDocument {
+  const threads = state.threads ?? [];
+  const i = threads.findIndex((t) => t.agentId === agentId);
+  const current = threads[i] ?? { ...(agentId !== undefined && { agentId }), turnCount: 0, lastSeq: 0, chunkedThroughSeq: 0, cumulativeSummary: '' };
+  const next = change(current);
+  return { ...state, threads: i < 0 ? [...threads, next] : threads.map((t, j) => (j === i ? next : t)) };
+}
+
+/**
+ * The session-level view of its threads. Coverage: the lowest checkpoint of a thread with turns still to chunk (each
+ * thread's checkpoint is raised over the seqs of other threads, see `evolve`), else the highest; so every turn up to
+ * it is covered, and it never goes back. Summary: the one thread's, or each thread's labelled by its agent.
+ */
+function withSessionView(state: SessionDocument): SessionDocument {
+  const threads = state.threads ?? [];
+  const pending = threads.filter((t) => t.lastSeq > t.chunkedThroughSeq);
+  const chunkedThroughSeq = pending.length > 0
+    ? Math.min(...pending.map((t) => t.chunkedThroughSeq))
+    : Math.max(state.chunkedThroughSeq, ...threads.map((t) => t.chunkedThroughSeq));
+  const summarised = threads.filter((t) => t.cumulativeSummary !== '');
+  const cumulativeSummary = summarised.length === 1 && threads.length === 1
+    ? summarised[0]!.cumulativeSummary
+    : summarised.map((t) => `${t.agentId ?? 'shared'}: ${t.cumulativeSummary}`).join('\n');
+  return { ...state, chunkedThroughSeq, cumulativeSummary };
+}
 
 /**
  * The one function that changes a session document: the state after one more event. An event at or below
@@ -43,14 +78,27 @@ export function evolve(state: SessionDocument, event: MemoryEvent): SessionDocum
       next.lastActivityAt = later(next.lastActivityAt, recordedAt);
       if (agentId && !next.agentIds.includes(agentId)) next.agentIds = [...next.agentIds, agentId];
       if (agentId) next.activeAgentId = agentId;
-      return next;
+      // A thread with nothing left to chunk is covered up to this turn: the seqs between belong to other threads.
+      return withSessionView(withThread(next, agentId, (t) => ({
+        ...t,
+        turnCount: t.turnCount + 1,
+        lastSeq: seq,
+        chunkedThroughSeq: t.lastSeq === t.chunkedThroughSeq ? seq - 1 : t.chunkedThroughSeq,
+      })));
     }
     case 'SessionEndRequested':
       if (next.status === 'active') next.status = 'ending';
       return next;
-    case 'InteractionSummarised':
-      if (event.data.fromSeq <= next.chunkedThroughSeq) return next;
-      return { ...next, chunkedThroughSeq: event.data.toSeq, cumulativeSummary: event.data.cumulativeSummary };
+    case 'InteractionSummarised': {
+      const { toSeq, cumulativeSummary, agentId } = event.data;
+      // An event from before threads (no agentId key) was a window over every turn: it covers every thread.
+      const threads = agentId === undefined ? (next.threads ?? []).map((t) => t.agentId) : [agentId ?? undefined];
+      let state = next;
+      for (const thread of threads) {
+        state = withThread(state, thread, (t) => (toSeq <= t.chunkedThroughSeq ? t : { ...t, chunkedThroughSeq: toSeq, cumulativeSummary }));
+      }
+      return withSessionView(state);
+    }
     case 'SessionInitFixed':
       return { ...next, init: next.init ?? { profile: event.data.profile?.text ?? null, recentSessions: event.data.recentSessions } };
     case 'SessionSummarised':
@@ -89,16 +137,25 @@ export function decideEnd(state: SessionDocument, reason: 'client' | 'idle'): Ev
 }
 
 /**
- * The windows still to summarise: every full window of k turns after the chunking checkpoint, and, once the session
- * ends (`final`), the trailing partial one, so every turn of an ended session is covered by an interaction.
+ * The windows still to summarise, thread by thread: every full window of k turns of a thread after its checkpoint,
+ * and, once the session ends (`final`), the trailing partial one, so every turn of an ended session is covered by an
+ * interaction. In seq order of their first turns.
  */
 export function windowsToSummarise(state: SessionDocument, turns: readonly TurnAppended[], k: number, final: boolean): TurnWindow[] {
-  const pending = turns.filter((t) => t.metadata.seq > state.chunkedThroughSeq);
-  const windows = fullWindows(pending, k);
-  const rest = pending.slice(windows.length * k);
-  if (final && rest.length > 0) windows.push({ fromSeq: rest[0]!.metadata.seq, toSeq: rest.at(-1)!.metadata.seq, turns: rest });
-  return windows;
+  const windows: TurnWindow[] = [];
+  for (const thread of state.threads ?? []) {
+    const pending = turns.filter((t) => threadOf(t) === thread.agentId && t.metadata.seq > thread.chunkedThroughSeq);
+    const full = fullWindows(pending, k);
+    const rest = pending.slice(full.length * k);
+    windows.push(...full);
+    if (final && rest.length > 0) windows.push({ fromSeq: rest[0]!.metadata.seq, toSeq: rest.at(-1)!.metadata.seq, turns: rest });
+  }
+  return windows.sort((a, b) => a.fromSeq - b.fromSeq);
 }
+
+/** The cumulative summary a window's thread has so far: the model extends it. */
+export const threadSummary = (state: SessionDocument, window: TurnWindow): string =>
+  findThread(state, threadOf(window.turns[0]!))?.cumulativeSummary ?? '';
 
 /** What the model wrote about a window (its `windowMetadata` task). */
 export interface WindowMetadata {
@@ -109,9 +166,10 @@ export interface WindowMetadata {
 }
 
 export function decideInteraction(state: SessionDocument, window: TurnWindow, metadata: WindowMetadata, model: string): EventDraft[] {
-  if (window.fromSeq <= state.chunkedThroughSeq) return [];
+  const agentId = threadOf(window.turns[0]!);
+  if (window.toSeq <= (findThread(state, agentId)?.chunkedThroughSeq ?? 0)) return [];
   const { summary, topics, entities, cumulativeSummary } = metadata;
-  return [{ type: 'InteractionSummarised', data: { fromSeq: window.fromSeq, toSeq: window.toSeq, summary, topics, entities, cumulativeSummary, model } }];
+  return [{ type: 'InteractionSummarised', data: { fromSeq: window.fromSeq, toSeq: window.toSeq, summary, topics, entities, cumulativeSummary, agentId: agentId ?? null, model } }];
 }
 
 /** The init block is fixed once, when the session has its first turn. */

@@ -175,13 +175,20 @@ export class CosmosEventStore implements EventStore {
     return rows.map((r) => MemoryEvent.parse(r));
   }
 
-  async readLastTurns(key: SessionKey, count: number, beforeSeq = 2 ** 31 - 1): Promise<TurnAppended[]> {
+  async readLastTurns(key: SessionKey, count: number, beforeSeq = 2 ** 31 - 1, thread?: { agentId?: string }): Promise<TurnAppended[]> {
     if (count <= 0) return [];
+    const ofThread = !thread ? '' : thread.agentId === undefined ? ' AND NOT IS_DEFINED(c.data.agentId)' : ' AND c.data.agentId = @agentId';
     const rows = await query<unknown>(
       this.container,
       key.userId,
-      'SELECT TOP @count c.type, c.data, c.metadata FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND c.type = @type AND c.seq < @beforeSeq ORDER BY c.seq DESC',
-      [...sessionParams(key), { name: '@type', value: 'TurnAppended' }, { name: '@count', value: count }, { name: '@beforeSeq', value: beforeSeq }],
+      `SELECT TOP @count c.type, c.data, c.metadata FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND c.type = @type AND c.seq < @beforeSeq${ofThread} ORDER BY c.seq DESC`,
+      [
+        ...sessionParams(key),
+        { name: '@type', value: 'TurnAppended' },
+        { name: '@count', value: count },
+        { name: '@beforeSeq', value: beforeSeq },
+        ...(thread?.agentId !== undefined ? [{ name: '@agentId', value: thread.agentId }] : []),
+      ],
     );
     return rows.map((r) => TurnAppended.parse(r)).reverse();
   }

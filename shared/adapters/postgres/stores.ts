@@ -139,10 +139,13 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
     return rows.map((r) => MemoryEvent.parse(r.doc));
   }
 
-  async readLastTurns(key: SessionKey, count: number, beforeSeq = 2 ** 31 - 1): Promise<TurnAppended[]> {
+  async readLastTurns(key: SessionKey, count: number, beforeSeq = 2 ** 31 - 1, thread?: { agentId?: string }): Promise<TurnAppended[]> {
+    // A thread: the turns whose agentId is the thread's ('' stands for the turns that name no agent).
     const rows = await this.db.query<{ doc: unknown }>(
-      `SELECT doc FROM events WHERE user_id = $1 AND session_id = $2 AND type = 'TurnAppended' AND seq < $4 ORDER BY seq DESC LIMIT $3`,
-      [key.userId, key.sessionId, count, beforeSeq],
+      `SELECT doc FROM events WHERE user_id = $1 AND session_id = $2 AND type = 'TurnAppended' AND seq < $4
+         AND ($5::text IS NULL OR coalesce(doc->'data'->>'agentId', '') = $5)
+       ORDER BY seq DESC LIMIT $3`,
+      [key.userId, key.sessionId, count, beforeSeq, thread ? (thread.agentId ?? '') : null],
     );
     return rows.map((r) => TurnAppended.parse(r.doc)).reverse();
   }

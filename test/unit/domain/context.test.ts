@@ -5,17 +5,17 @@ import { MemoryError } from '../../../shared/domain/errors.js';
 import { countTokens } from '../../../shared/domain/tokens.js';
 import { turn, turns } from '../../support/builders.js';
 
-const base: ContextInput = { profile: null, recentSessions: [], summary: '', summaryCoversThroughSeq: 0, turns: [], nActiveTurns: 5, countTokens };
+const base: ContextInput = { profile: null, recentSessions: [], summary: '', threads: [], nActiveTurns: 5, countTokens };
 
 describe('buildContext', () => {
   it('given a fresh session, shows every turn verbatim under Active Conversation', () => {
-    const built = buildContext({ ...base, turns: turns(1, 3) });
+    const built = buildContext({ ...base, threads: [{ coversThroughSeq: 0, turns: turns(1, 3) }] });
     expect(built.text).toBe('### Active Conversation\nuser: turn 1\nassistant: turn 2\nuser: turn 3');
     expect(built.tokens).toBe(countTokens(built.text));
   });
 
   it('given a summary covering seq 20 of 23 turns, shows the summary and the last 5 turns', () => {
-    const built = buildContext({ ...base, summary: 'They planned a trip.', summaryCoversThroughSeq: 20, turns: turns(19, 23) });
+    const built = buildContext({ ...base, summary: 'They planned a trip.', threads: [{ coversThroughSeq: 20, turns: turns(19, 23) }] });
     expect(built.sections.turns.map((t) => t.seq)).toEqual([19, 20, 21, 22, 23]);
     expect(built.text).toContain('### Conversation Summary\nThey planned a trip.');
   });
@@ -25,7 +25,7 @@ describe('buildContext', () => {
       ...base,
       profile: 'Client profile: 45, married.',
       recentSessions: [{ sessionId: 'a', endedAt: '2024-12-04T12:00:00Z', summary: 'Discussed 401k rollover.' }],
-      turns: turns(1, 1),
+      threads: [{ coversThroughSeq: 0, turns: turns(1, 1) }],
     });
     expect(built.text).toBe(
       '<session_initialization>\n### Key Insights\nClient profile: 45, married.\n### Recent Session Summaries\n' +
@@ -41,7 +41,7 @@ describe('buildContext', () => {
         { sessionId: 'old', endedAt: '2024-12-01T00:00:00Z', summary: 'old session '.repeat(10) },
         { sessionId: 'new', endedAt: '2024-12-02T00:00:00Z', summary: 'new session' },
       ],
-      turns: turns(1, 3),
+      threads: [{ coversThroughSeq: 0, turns: turns(1, 3) }],
     };
     const full = buildContext(input);
     const withoutOld = buildContext({ ...input, maxTokens: full.tokens - 1 });
@@ -52,7 +52,7 @@ describe('buildContext', () => {
   });
 
   it('given a budget smaller than the turns it must show, fails with context_budget_exceeded and the tokens needed', () => {
-    const run = () => buildContext({ ...base, turns: turns(1, 5), maxTokens: 10 });
+    const run = () => buildContext({ ...base, threads: [{ coversThroughSeq: 0, turns: turns(1, 5) }], maxTokens: 10 });
     expect(run).toThrow(MemoryError);
     try {
       run();
@@ -64,7 +64,7 @@ describe('buildContext', () => {
 
   it('keeps tool calls and the named speaker in the verbatim line', () => {
     const t = turn(1, 'Checking.', { role: 'assistant', name: 'planner', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } }] });
-    expect(buildContext({ ...base, turns: [t] }).text).toContain('assistant (planner): Checking. [tool calls: lookup({"q":1})]');
+    expect(buildContext({ ...base, threads: [{ coversThroughSeq: 0, turns: [t] }] }).text).toContain('assistant (planner): Checking. [tool calls: lookup({"q":1})]');
   });
 
   it('property: every turn is covered by the summary or verbatim, at least N are verbatim, and the budget holds', () => {
@@ -84,8 +84,7 @@ describe('buildContext', () => {
             profile: withInit ? 'Profile text for the user.' : null,
             recentSessions: withInit ? [{ sessionId: 'p', endedAt: '2025-01-01T00:00:00Z', summary: 'Earlier.' }] : [],
             summary: covered > 0 ? `Summary through ${covered}.` : '',
-            summaryCoversThroughSeq: covered,
-            turns: all.filter((t) => t.metadata.seq > covered || t.metadata.seq > count - n),
+            threads: [{ coversThroughSeq: covered, turns: all.filter((t) => t.metadata.seq > covered || t.metadata.seq > count - n) }],
             nActiveTurns: n,
             ...(maxTokens !== undefined && { maxTokens }),
           };

@@ -11,6 +11,7 @@ import {
   foldSession,
   newSession,
   sessionOf,
+  threadSummary,
   windowsToSummarise,
 } from '../../../shared/domain/session.js';
 import { turn, turns } from '../../support/builders.js';
@@ -91,7 +92,7 @@ describe('decisions (given events, when a command, then the events to append)', 
   it('interaction: the model output is recorded with the window; a window already covered records nothing', () => {
     const state = given(...turns(1, 10), summarised(11, 1, 5));
     expect(decideInteraction(state, window(6, 10), metadata(6), 'gpt')).toEqual([
-      { type: 'InteractionSummarised', data: { fromSeq: 6, toSeq: 10, summary: 'summary 6', topics: ['t'], entities: ['e'], cumulativeSummary: 'so far 6', model: 'gpt' } },
+      { type: 'InteractionSummarised', data: { fromSeq: 6, toSeq: 10, summary: 'summary 6', topics: ['t'], entities: ['e'], cumulativeSummary: 'so far 6', agentId: null, model: 'gpt' } },
     ]);
     expect(decideInteraction(state, window(1, 5), metadata(1), 'gpt')).toEqual([]);
   });
@@ -121,5 +122,66 @@ describe('decisions (given events, when a command, then the events to append)', 
     const done = decideCompletion(given(turn(1), endRequested(2)), now);
     expect(done).toEqual([{ type: 'SessionCompleted', data: { endedAt: turn(1).data.timestamp } }]);
     expect(decideCompletion(given(turn(1), recorded(2, done[0]!)), now)).toEqual([]);
+  });
+});
+
+describe('threads (each agent\'s turns chunked and summarised on their own)', () => {
+  const planner = (seq: number) => turn(seq, `p${seq}`, { agentId: 'planner' });
+  const researcher = (seq: number) => turn(seq, `r${seq}`, { agentId: 'researcher' });
+  // planner 1 3 5 7, researcher 2 4 6, shared (no agent) 8
+  const stream = [planner(1), researcher(2), planner(3), researcher(4), planner(5), researcher(6), planner(7), turn(8, 'to all')];
+  const windowOf = (...ts: ReturnType<typeof turn>[]) => ({ fromSeq: ts[0]!.metadata.seq, toSeq: ts.at(-1)!.metadata.seq, turns: ts });
+  const record = (state: ReturnType<typeof given>, seq: number, w: ReturnType<typeof windowOf>, n: number) =>
+    recorded(seq, decideInteraction(state, w, metadata(n), 'm')[0]!);
+
+  it('given interleaved agents, each thread has its own turns, in order of first appearance', () => {
+    expect(given(...stream).threads).toEqual([
+      { agentId: 'planner', turnCount: 4, lastSeq: 7, chunkedThroughSeq: 0, cumulativeSummary: '' },
+      { agentId: 'researcher', turnCount: 3, lastSeq: 6, chunkedThroughSeq: 1, cumulativeSummary: '' },
+      { turnCount: 1, lastSeq: 8, chunkedThroughSeq: 7, cumulativeSummary: '' },
+    ]);
+  });
+
+  it('windows are cut per thread, in seq order of their first turns; the final one adds each thread\'s rest', () => {
+    const state = given(...stream);
+    expect(windowsToSummarise(state, stream, 2, false).map((w) => [w.fromSeq, w.toSeq])).toEqual([[1, 3], [2, 4], [5, 7]]);
+    expect(windowsToSummarise(state, stream, 2, true).map((w) => [w.fromSeq, w.toSeq])).toEqual([[1, 3], [2, 4], [5, 7], [6, 6], [8, 8]]);
+  });
+
+  it('a window records its thread; it extends that thread\'s summary only, and coverage is what every thread has chunked', () => {
+    let state = given(...stream);
+    const first = record(state, 9, windowOf(planner(1), planner(3)), 1);
+    expect(first.type === 'InteractionSummarised' && first.data.agentId).toBe('planner');
+    state = foldSession(state, [first]);
+    expect(state.chunkedThroughSeq).toBe(1); // the researcher's turn 2 is not chunked yet
+    const second = record(state, 10, windowOf(researcher(2), researcher(4)), 2);
+    state = foldSession(state, [second]);
+    expect(threadSummary(state, windowOf(planner(5)))).toBe('so far 1');
+    expect(threadSummary(state, windowOf(researcher(6)))).toBe('so far 2');
+    expect(state.chunkedThroughSeq).toBe(3); // planner's 5 is next
+    expect(state.cumulativeSummary).toBe('planner: so far 1\nresearcher: so far 2');
+    expect(windowsToSummarise(state, stream, 2, false).map((w) => [w.fromSeq, w.toSeq])).toEqual([[5, 7]]);
+    expect(decideInteraction(state, windowOf(planner(1), planner(3)), metadata(1), 'm')).toEqual([]);
+  });
+
+  it('a window recorded before threads (no agentId) covers every thread', () => {
+    const legacy = recorded(9, { type: 'InteractionSummarised', data: { fromSeq: 1, toSeq: 8, summary: 's', topics: [], entities: [], cumulativeSummary: 'all', model: 'm' } });
+    const state = given(...stream, legacy);
+    expect(state.threads!.map((t) => t.chunkedThroughSeq)).toEqual([8, 8, 8]);
+    expect(state.chunkedThroughSeq).toBe(8);
+    expect(windowsToSummarise(state, stream, 2, true)).toEqual([]);
+  });
+
+  it('a session of one thread keeps its single summary unlabelled', () => {
+    const state = given(...turns(1, 4));
+    const next = foldSession(state, [recorded(5, decideInteraction(state, window(1, 4), metadata(1), 'm')[0]!)]);
+    expect(next).toMatchObject({ chunkedThroughSeq: 4, cumulativeSummary: 'so far 1' });
+  });
+
+  it('a handoff makes the receiver the active agent and is listed in order', () => {
+    const handoff = recorded(9, { type: 'SessionHandoff', data: { handoffId: 'h1', fromAgentId: 'planner', toAgentId: 'writer', note: 'draft it', memoryKeys: ['notes'] } });
+    const state = given(...stream, handoff);
+    expect(state).toMatchObject({ activeAgentId: 'writer', agentIds: ['planner', 'researcher', 'writer'] });
+    expect(state.handoffs).toEqual([{ seq: 9, handoffId: 'h1', fromAgentId: 'planner', toAgentId: 'writer', note: 'draft it', memoryKeys: ['notes'], at: handoff.metadata.recordedAt }]);
   });
 });
