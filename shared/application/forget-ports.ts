@@ -34,8 +34,18 @@ export interface ForgetStore {
   /** Deletes every item of the scope except the tombstone; items deleted per store. Idempotent. */
   purge(scope: ForgetScope): Promise<StoreCounts>;
   /**
+   * Erasure of a forgotten session (`scope.sessionId`) from the init blocks of the user's other sessions: rewrites
+   * their `SessionInitFixed` events without its `recentSessions` entry (its summary). Recorded events are otherwise
+   * never changed; this in-place rewrite is the one sanctioned exception, because the text must be gone. Returns the
+   * events rewritten and the sessions whose events or documents named it (their documents are to be refolded; see
+   * `refoldSession`). Idempotent. A store whose guards refuse the writes of a session under a tombstone (PostgreSQL)
+   * leaves such a session to its own forget, here and in `scan` alike.
+   */
+  redactInit(scope: Required<ForgetScope>): Promise<{ events: number; sessionIds: string[] }>;
+  /**
    * Items of the scope still held, per store, counted by queries of their own (not the purge's), over every table or
-   * container that holds user data. The tombstone is not counted.
+   * container that holds user data. The tombstone is not counted. For a session, also `initEvents` and `initDocuments`:
+   * other sessions' `SessionInitFixed` events and session documents whose init block still names it.
    */
   scan(scope: ForgetScope): Promise<StoreCounts>;
   /** Deletes the tombstone (idempotent). */

@@ -5,7 +5,8 @@ import { forgetInProgress } from '../domain/errors.js';
 import type { DetailMemory } from './artifact-ports.js';
 import type { ForgetScope, ForgetStore, StoreCounts } from './forget-ports.js';
 import type { OrchestrationClient } from './operation-ports.js';
-import type { Clock } from './ports.js';
+import type { Clock, Deps } from './ports.js';
+import { refoldSession } from './project-session.js';
 
 /**
  * Forget (DELETE /users/{u}, DELETE /users/{u}/sessions/{s}): the steps of the forget workflow
@@ -23,6 +24,9 @@ export interface ForgetDeps {
 export interface ForgetDurableDeps extends ForgetDeps {
   orchestrations: OrchestrationClient;
 }
+
+/** The store step also refolds the documents of the sessions whose init block it redacted. */
+export interface PurgeDeps extends ForgetDeps, Pick<Deps, 'events' | 'sessions'> {}
 
 const scopeOf = (input: ForgetInput): ForgetScope => (input.sessionId === undefined ? { userId: input.userId } : { userId: input.userId, sessionId: input.sessionId });
 
@@ -67,9 +71,19 @@ export async function purgeBlobs(deps: ForgetDeps, input: ForgetInput): Promise<
   return { blobNames, deleted: existing.length };
 }
 
-/** Step 4: deletes every item of the scope in the store (the tombstone stays until step 6). */
-export async function purgeStores(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof StoresResult>> {
-  return { removed: await deps.forgets.purge(scopeOf(input)) };
+/**
+ * Step 4: deletes every item of the scope in the store (the tombstone stays until step 6). For a session, then erases
+ * its summary from the init blocks of the user's other sessions: their `SessionInitFixed` events are rewritten without
+ * its entry and their documents folded again by the projector (`initEvents`, `initDocuments`). After the purge, so no
+ * init fixed later can pick the session up; one fixed meanwhile is found by the scan and redacted in the next round.
+ */
+export async function purgeStores(deps: PurgeDeps, input: ForgetInput): Promise<z.infer<typeof StoresResult>> {
+  const removed = await deps.forgets.purge(scopeOf(input));
+  if (input.sessionId === undefined) return { removed };
+  const redacted = await deps.forgets.redactInit({ userId: input.userId, sessionId: input.sessionId });
+  let documents = 0;
+  for (const sessionId of redacted.sessionIds) if (await refoldSession(deps, { userId: input.userId, sessionId })) documents++;
+  return { removed: { ...removed, initEvents: redacted.events, initDocuments: documents } };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { InteractionDocument } from '../contracts/interactions.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
-import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
+import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { Deps, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
@@ -87,6 +87,31 @@ export async function applyEvents(deps: ApplyDeps, key: SessionKey): Promise<{ s
     if (written !== null) return { session: loaded.stored || loaded.events.length > 0 ? loaded.session : null, interactionsWritten: written };
     // Another projector wrote first: fold again from what it wrote.
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
+  }
+}
+
+/**
+ * Folds one session's document again from its stream, up to the document's checkpoint, after an event of the stream
+ * was rewritten in place (forget's erasure of a forgotten session from `SessionInitFixed`): `evolve` fixes `init` once,
+ * so only a fold from the start drops the erased entry. The rows derived from the events (interactions, turn index,
+ * the summary's vector) do not depend on the init block and are kept; events past the checkpoint are left to the
+ * projector. False when the session has no document (its first projection folds the rewritten stream).
+ */
+export async function refoldSession(deps: Pick<Deps, 'events' | 'sessions'>, key: SessionKey): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    const stored = await deps.sessions.get(key);
+    if (!stored) return false;
+    const { projectedThroughSeq, summaryVector, embeddingModel } = stored.doc;
+    const events = (await deps.events.read(key, 0)).filter((e) => e.metadata.seq <= projectedThroughSeq);
+    const session = { ...sessionOf(key, events), ...(summaryVector && { summaryVector }), ...(embeddingModel !== undefined && { embeddingModel }) };
+    try {
+      await deps.sessions.put(session, stored.version);
+      return true;
+    } catch (error) {
+      if (!(error instanceof MemoryError && error.code === 'conflict')) throw error;
+      // Another projector wrote first: fold again from what is stored now.
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
+    }
   }
 }
 

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArtifactStore } from '../../shared/application/artifact-ports.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
+import { refoldSession } from '../../shared/application/project-session.js';
 import type { Stores } from '../../shared/application/ports.js';
 import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import type { InsightDocument } from '../../shared/contracts/insights.js';
-import { newSession } from '../../shared/domain/session.js';
+import { newSession, sessionOf } from '../../shared/domain/session.js';
 import { turnDraft } from '../support/builders.js';
 import { artifact } from './artifact-store-contract.js';
 
@@ -95,6 +96,39 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       expect(await b.stores.insights.getProfile(user)).toBeNull();
       expect(await b.artifacts.get(user, 's2-inline', at)).not.toBeNull();
       expect(await b.artifacts.get(user, 's1-inline', at)).toBeNull();
+      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
+    });
+
+    it("a session's summary in other sessions' init blocks: counted by the scan, erased from their events, gone from their documents once refolded", async () => {
+      const user = freshUser();
+      await seed(user);
+      const summary = 'SUMMARY-OF-S1: retire at 60';
+      const later = { userId: user, sessionId: 's3' };
+      const recentSessions = [
+        { sessionId: 's0', endedAt: at.toISOString(), summary: 'an older session' },
+        { sessionId: 's1', endedAt: at.toISOString(), summary },
+      ];
+      await b.stores.events.append(later, [turnDraft('s3-a'), { type: 'SessionInitFixed', data: { profile: null, recentSessions } }, turnDraft('s3-b')], at);
+      await b.stores.sessions.put(sessionOf(later, await b.stores.events.read(later, 0)), null);
+      const text = async () => JSON.stringify([await b.stores.events.read(later, 0), (await b.stores.sessions.get(later))?.doc]);
+      expect(await text()).toContain(summary);
+      expect(await b.forgets.scan({ userId: user, sessionId: 's1' })).toMatchObject({ initEvents: 1, initDocuments: 1 });
+      expect(await b.forgets.scan({ userId: user, sessionId: 's2' })).toMatchObject({ initEvents: 0, initDocuments: 0 });
+
+      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget-session:x', at);
+      await b.forgets.purge({ userId: user, sessionId: 's1' });
+      expect(await b.forgets.redactInit({ userId: user, sessionId: 's1' })).toEqual({ events: 1, sessionIds: ['s3'] });
+      const events = await b.stores.events.read(later, 0);
+      expect(events.map((e) => e.metadata.seq)).toEqual([1, 2, 3]);
+      expect(events[1]).toMatchObject({ type: 'SessionInitFixed', data: { profile: null, recentSessions: [recentSessions[0]] } });
+      // The document still shows the entry (evolve fixes init once) until it is folded again from the stream.
+      expect(await b.forgets.scan({ userId: user, sessionId: 's1' })).toMatchObject({ initEvents: 0, initDocuments: 1 });
+      expect(await b.forgets.redactInit({ userId: user, sessionId: 's1' })).toEqual({ events: 0, sessionIds: ['s3'] });
+      expect(await refoldSession(b.stores, later)).toBe(true);
+      expect((await b.stores.sessions.get(later))?.doc).toMatchObject({ projectedThroughSeq: 3, turnCount: 2, init: { profile: null, recentSessions: [recentSessions[0]] } });
+      expect(await text()).not.toContain(summary);
+      expect(total(await b.forgets.scan({ userId: user, sessionId: 's1' }))).toBe(0);
+      expect(await b.forgets.redactInit({ userId: user, sessionId: 's1' })).toEqual({ events: 0, sessionIds: [] });
       await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
     });
 

@@ -11,6 +11,12 @@ const statusOf = (error: unknown) => {
 /** The tombstone's id in `forgets` (partition: the user). */
 const tombstoneId = (sessionId?: string) => (sessionId === undefined ? 'forget:user' : `forget:session:${sessionId}`);
 
+/** Items of the user's other sessions whose init block names the forgotten session (@sessionId, @entry). */
+const NAMES_SESSION = {
+  events: "c.userId = @userId AND c.sessionId != @sessionId AND c.type = 'SessionInitFixed' AND ARRAY_CONTAINS(c.data.recentSessions, @entry, true)",
+  sessions: 'c.userId = @userId AND c.sessionId != @sessionId AND ARRAY_CONTAINS(c.init.recentSessions, @entry, true)',
+} as const;
+
 /**
  * Forget on Cosmos DB: every item of the user's partition in every container partitioned by `/userId` (found from
  * COSMOS_CONTAINERS, so a container added later is purged and scanned too), or a session's items. The tombstones live
@@ -89,11 +95,30 @@ export class CosmosForgetStore implements ForgetStore {
     return counts;
   }
 
+  async redactInit(scope: Required<ForgetScope>): Promise<{ events: number; sessionIds: string[] }> {
+    const events = this.container(COSMOS_CONTAINERS.events.name);
+    const found = await this.query<{ id: string; sessionId: string; data: { recentSessions: { sessionId: string }[] } }>(events, scope.userId, `SELECT * FROM c WHERE ${NAMES_SESSION.events}`, this.entryParams(scope));
+    for (const event of found) {
+      // Erasure: the one in-place change of recorded events (see ForgetStore.redactInit). The change feed delivers the
+      // replaced item again; the projector finds it below its checkpoint and changes nothing.
+      const recentSessions = event.data.recentSessions.filter((r) => r.sessionId !== scope.sessionId);
+      await events.item(event.id, scope.userId).replace({ ...event, data: { ...event.data, recentSessions } });
+    }
+    const documents = await this.query<{ sessionId: string }>(this.container(COSMOS_CONTAINERS.sessions.name), scope.userId, `SELECT c.sessionId FROM c WHERE ${NAMES_SESSION.sessions}`, this.entryParams(scope));
+    return { events: found.length, sessionIds: [...new Set([...found, ...documents].map((r) => r.sessionId))].sort() };
+  }
+
   async scan(scope: ForgetScope): Promise<StoreCounts> {
     const counts: StoreCounts = {};
     for (const { name, container } of this.containers) {
       const [n] = await this.query<number>(container, scope.userId, `SELECT VALUE COUNT(1) FROM c WHERE ${this.where(name, scope)}`, this.sessionParam(scope));
       counts[name] = n ?? 0;
+    }
+    if (scope.sessionId !== undefined) {
+      const params = this.entryParams({ userId: scope.userId, sessionId: scope.sessionId });
+      const count = async (name: 'events' | 'sessions') => (await this.query<number>(this.container(COSMOS_CONTAINERS[name].name), scope.userId, `SELECT VALUE COUNT(1) FROM c WHERE ${NAMES_SESSION[name]}`, params))[0] ?? 0;
+      counts.initEvents = await count('events');
+      counts.initDocuments = await count('sessions');
     }
     return counts;
   }
@@ -107,6 +132,15 @@ export class CosmosForgetStore implements ForgetStore {
     if (scope.sessionId === undefined) return 'c.userId = @userId';
     if (container === COSMOS_CONTAINERS.insights.name) return 'c.userId = @userId AND (c.sessionId = @sessionId OR ARRAY_CONTAINS(c.sourceSessionIds, @sessionId))';
     return 'c.userId = @userId AND c.sessionId = @sessionId';
+  }
+
+  private container(name: string): Container {
+    return this.containers.find((c) => c.name === name)!.container;
+  }
+
+  /** Parameters of NAMES_SESSION: the forgotten session and its `recentSessions` entry (matched on `sessionId` alone). */
+  private entryParams(scope: Required<ForgetScope>): SqlParameter[] {
+    return [...this.sessionParam(scope), { name: '@entry', value: { sessionId: scope.sessionId } }];
   }
 
   private sessionParam(scope: ForgetScope): SqlParameter[] {

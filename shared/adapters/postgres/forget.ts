@@ -85,6 +85,26 @@ export class PostgresForgetStore implements ForgetStore {
     return counts;
   }
 
+  async redactInit(scope: Required<ForgetScope>): Promise<{ events: number; sessionIds: string[] }> {
+    return this.db.transaction(async (tx) => {
+      // Erasure: the one in-place change of recorded events (see ForgetStore.redactInit). The entry goes from the
+      // array, the rest of the event stays as recorded; the change feed (by insert position) does not deliver it again.
+      const events = await tx.query<{ session_id: string }>(
+        `UPDATE events e SET doc = jsonb_set(e.doc, '{data,recentSessions}',
+           (SELECT coalesce(jsonb_agg(r.entry ORDER BY r.n), '[]'::jsonb) FROM jsonb_array_elements(e.doc->'data'->'recentSessions') WITH ORDINALITY AS r(entry, n)
+            WHERE r.entry->>'sessionId' IS DISTINCT FROM $2))
+         WHERE ${namesSession('e', "e.type = 'SessionInitFixed'", "e.doc->'data'->'recentSessions'")}
+         RETURNING e.session_id`,
+        [scope.userId, scope.sessionId],
+      );
+      const documents = await tx.query<{ session_id: string }>(`SELECT s.session_id FROM sessions s WHERE ${namesSession('s', 'true', "s.doc->'init'->'recentSessions'")}`, [
+        scope.userId,
+        scope.sessionId,
+      ]);
+      return { events: events.length, sessionIds: [...new Set([...events, ...documents].map((r) => r.session_id))].sort() };
+    });
+  }
+
   /**
    * Counts rows of the scope in every table of the schema that has a `user_id` column (found in the catalog, so a table
    * added later is scanned too), by the session's `session_id` for a session scope, plus the insights and the profile
@@ -101,6 +121,13 @@ export class PostgresForgetStore implements ForgetStore {
     if (scope.sessionId !== undefined) {
       const [derived] = await this.db.query<{ insights: number }>(`SELECT count(*)::int AS insights FROM insights WHERE user_id = $1 AND doc->'sourceSessionIds' ? $2`, [scope.userId, scope.sessionId]);
       counts.aggregateInsights = derived?.insights ?? 0;
+      const [init] = await this.db.query<{ events: number; documents: number }>(
+        `SELECT (SELECT count(*)::int FROM events e WHERE ${namesSession('e', "e.type = 'SessionInitFixed'", "e.doc->'data'->'recentSessions'")}) AS events,
+                (SELECT count(*)::int FROM sessions s WHERE ${namesSession('s', 'true', "s.doc->'init'->'recentSessions'")}) AS documents`,
+        [scope.userId, scope.sessionId],
+      );
+      counts.initEvents = init?.events ?? 0;
+      counts.initDocuments = init?.documents ?? 0;
     }
     if (this.cache) counts.searchSnapshots = this.cache.held(scope.userId);
     return counts;
@@ -110,6 +137,15 @@ export class PostgresForgetStore implements ForgetStore {
     await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', [scope.userId, scope.sessionId ?? '']);
   }
 }
+
+/**
+ * Rows (alias `t`, parameters $1 user and $2 forgotten session) of the user's other sessions whose `recentSessions`
+ * array names the forgotten session. A session under a tombstone of its own (or of its user) is left out: the guard
+ * trigger (migration 14) refuses its writes, and its own forget deletes it whole.
+ */
+const namesSession = (t: string, and: string, recentSessions: string) =>
+  `${t}.user_id = $1 AND ${t}.session_id <> $2 AND ${and} AND ${recentSessions} @> jsonb_build_array(jsonb_build_object('sessionId', $2::text))
+   AND NOT EXISTS (SELECT 1 FROM forget_tombstones f WHERE f.user_id = ${t}.user_id AND f.session_id IN ('', ${t}.session_id))`;
 
 /** Tables of the schema with a `user_id` column (and whether they have `session_id`), from the catalog. */
 async function userTables(q: Queryable): Promise<Map<string, { session: boolean }>> {

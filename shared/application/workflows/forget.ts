@@ -18,6 +18,7 @@ import {
   verifyForget,
   type ForgetDeps,
   type ForgetDurableDeps,
+  type PurgeDeps,
 } from '../forget.js';
 import { MODEL_RETRY, step, workflow } from './workflow.js';
 
@@ -61,8 +62,8 @@ export const forget = workflow({
     }),
     /** Step 3: the blobs of the scope's artifacts, before their rows. */
     blobs: step({ name: 'activity-forget-blobs', input: ForgetInput, output: BlobsResult, retry: MODEL_RETRY, run: (deps: ForgetDeps, input) => purgeBlobs(deps, input) }),
-    /** Step 4: every item of the scope in the store, and the in-process search snapshot. */
-    stores: step({ name: 'activity-forget-stores', input: ForgetInput, output: StoresResult, retry: MODEL_RETRY, run: (deps: ForgetDeps, input) => purgeStores(deps, input) }),
+    /** Step 4: every item of the scope in the store, the in-process search snapshot, and (a session) its summary in other sessions' init blocks. */
+    stores: step({ name: 'activity-forget-stores', input: ForgetInput, output: StoresResult, retry: MODEL_RETRY, run: (deps: PurgeDeps, input) => purgeStores(deps, input) }),
     /** Step 5: the verification scan, independent of the purge. */
     verify: step({ name: 'activity-forget-verify', input: VerifyInput, output: VerifyResult, retry: MODEL_RETRY, run: (deps: ForgetDurableDeps, input) => verifyForget(deps, input) }),
     /** Step 6: the tombstone goes; logs one line with ids and counts. */

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as contextHandler } from '../../../functions/http-context-get.js';
 import { handler as endHandler } from '../../../functions/http-session-end.js';
+import { handler as eventsHandler } from '../../../functions/http-session-events-list.js';
 import { handler as sessionForgetHandler } from '../../../functions/http-session-forget.js';
 import { handler as turnsHandler } from '../../../functions/http-turns-append.js';
 import { handler as userForgetHandler } from '../../../functions/http-user-forget.js';
@@ -271,5 +273,37 @@ describe.each(BACKENDS)('forget: $name', ({ open }) => {
     expect(await runtime.events.read({ userId: 'dan', sessionId: 'keep' }, 0)).toHaveLength(kept);
     expect(await runtime.sessions.get({ userId: 'dan', sessionId: 'keep' })).not.toBeNull();
     expect(await runtime.detail.blobs!.existing({ prefix: 'dan/' })).toEqual([]);
+  });
+
+  it("forgets one session: its summary leaves the init block of a later session (context and events), and the report's scan covers it", async () => {
+    const [earlier, later] = [{ userId: 'fay', sessionId: 'advice' }, { userId: 'fay', sessionId: 'later' }];
+    await appendTurns(runtime, earlier, { turns: ADVISOR_SESSION.map((t, i) => ({ ...t, turnId: `a-${i}` })) });
+    await projectSession(runtime, earlier);
+    await completed(json(await endHandler(request('POST', 'v1/users/fay/sessions/advice/end', params('fay', 'advice')), context('http-session-end'))).operationId as string);
+    const summary = (await runtime.sessions.get(earlier))?.doc.summary;
+    expect(summary).toBeTruthy();
+    expect((await append('fay', 'later', [{ role: 'user', content: 'Back again, about the plan.' }])).status).toBe(202);
+    await projectSession(runtime, later);
+    const seen = async () => {
+      const ctx = await contextHandler(request('GET', 'v1/users/fay/sessions/later/context', params('fay', 'later')), context('http-context-get'));
+      const events = await eventsHandler(request('GET', 'v1/users/fay/sessions/later/events', params('fay', 'later')), context('http-session-events-list'));
+      expect([ctx.status, events.status]).toEqual([200, 200]);
+      return { context: JSON.stringify(ctx.jsonBody), events: JSON.stringify(events.jsonBody) };
+    };
+    const before = await seen();
+    expect(before.context).toContain(summary);
+    expect(before.events).toContain(summary);
+    const kept = (await runtime.events.read(later, 0)).length;
+
+    const res = await sessionForgetHandler(request('DELETE', 'v1/users/fay/sessions/advice', params('fay', 'advice')), context('http-session-forget'));
+    const report = (await completed(json(res).operationId as string)).output as { residual: Record<string, number>; removed: Record<string, number> };
+    expect(report.residual).toMatchObject({ initEvents: 0, initDocuments: 0 });
+    expect(report.residual).toEqual(zeroes(report.residual));
+    expect(report.removed).toMatchObject({ initEvents: 1, initDocuments: 1 });
+    const after = await seen();
+    expect(after.context).not.toContain(summary);
+    expect(after.events).not.toContain(summary);
+    expect(await runtime.events.read(later, 0)).toHaveLength(kept);
+    expect((await runtime.sessions.get(later))?.doc).toMatchObject({ turnCount: 1, init: { recentSessions: [] } });
   });
 });
