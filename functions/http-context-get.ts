@@ -1,3 +1,4 @@
+import { authorizeAgents } from '../shared/application/auth.js';
 import { getContext } from '../shared/application/get-context.js';
 import { ContextQuery } from '../shared/contracts/context.js';
 import { SessionKey } from '../shared/contracts/ids.js';
@@ -5,6 +6,11 @@ import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-export const handler = httpHandler({ params: SessionKey, query: ContextQuery }, async ({ params, query }) => getContext(await getRuntime(), params, query));
+/** An agent-bound principal gets its own agent's view; it may not ask for another agent's. */
+export const handler = httpHandler({ params: SessionKey, query: ContextQuery }, async ({ params, query, principal }) => {
+  authorizeAgents(principal, [query.agentId]);
+  const agentId = query.agentId ?? principal.agentId;
+  return getContext(await getRuntime(), params, { ...query, ...(agentId !== undefined && { agentId }) });
+});
 
 export default defineFunction({ name: 'http-context-get', trigger: http('GET', 'v1/users/{userId}/sessions/{sessionId}/context'), handler });

@@ -24,5 +24,8 @@ export async function getSessionStatus(deps: Pick<Deps, 'events' | 'sessions' | 
     lastTurnAt: s.lastTurnAt,
     summary: s.cumulativeSummary,
     setAside: s.setAside ?? [],
+    activeAgentId: s.activeAgentId ?? null,
+    handoffs: s.handoffs ?? [],
+    threads: (s.threads ?? []).map(({ agentId, turnCount, chunkedThroughSeq }) => ({ ...(agentId !== undefined && { agentId }), turnCount, chunkedThroughSeq })),
   };
 }

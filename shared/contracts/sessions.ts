@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
 import { MemoryEvent, SCHEMA_VERSION } from './events.js';
+import { Text } from './text.js';
 
 export const Handoff = z.object({
   seq: z.number().int().positive(),
@@ -94,6 +95,11 @@ export const SessionStatus = z.object({
   summary: z.string(),
   /** Events the projection could not apply and set aside (dead letters), with the error's class and code. */
   setAside: z.array(z.object({ seq: z.number().int().positive(), reason: z.string() })),
+  /** The agent acting now: the receiver of the last handoff, else the agent of the latest turn that names one. */
+  activeAgentId: Id.nullable(),
+  handoffs: z.array(Handoff),
+  /** Each thread: its agent (absent: the turns no agent claims), its turns and how far they are summarised. */
+  threads: z.array(Thread.pick({ agentId: true, turnCount: true, chunkedThroughSeq: true })),
 });
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
@@ -113,3 +119,19 @@ export const SessionEventsPage = z.object({
   next: z.number().int().positive().nullable(),
 });
 export type SessionEventsPage = z.infer<typeof SessionEventsPage>;
+
+/** POST /users/{u}/sessions/{s}/handoffs */
+export const HandoffBody = z.object({
+  fromAgentId: Id,
+  toAgentId: Id,
+  /** What the receiver should know or do next. */
+  note: Text.min(1).max(4000).optional(),
+  /** Detail-memory keys passed along: the receiver may read them even when they are the sender's private memory. */
+  memoryKeys: z.array(Id).max(100).default([]),
+  /** Makes a retried request harmless (generated when absent). */
+  handoffId: Id.optional(),
+}).strict().refine((b) => b.fromAgentId !== b.toAgentId, { message: 'an agent cannot hand over to itself', path: ['toAgentId'] });
+export type HandoffBody = z.infer<typeof HandoffBody>;
+
+export const HandoffResult = z.object({ handoffId: Id, seq: z.number().int().positive() });
+export type HandoffResult = z.infer<typeof HandoffResult>;

@@ -1,8 +1,9 @@
 import type { RecentSession } from '../contracts/context.js';
-import { SCHEMA_VERSION, type EventDraft, type MemoryEvent, type TurnAppended } from '../contracts/events.js';
+import { SCHEMA_VERSION, type EventDraft, type MemoryEvent, type SessionHandoff, type TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { SessionDocument, Thread } from '../contracts/sessions.js';
 import { fullWindows, type TurnWindow } from './chunking.js';
+import { MemoryError, sessionEnded } from './errors.js';
 
 export function newSession({ userId, sessionId }: SessionKey, now: Date): SessionDocument {
   return {
@@ -203,4 +204,15 @@ export function decideSetAside(state: SessionDocument, seq: number, reason: stri
 
 export function decideCompletion(state: SessionDocument, now: Date): EventDraft[] {
   return state.status === 'completed' ? [] : [{ type: 'SessionCompleted', data: { endedAt: endedAt(state, now) } }];
+}
+
+/**
+ * A handoff between two agents of an active session; nothing when the same handoff (its id) is recorded already. An
+ * ended session takes no handoff, as it takes no turn.
+ */
+export function decideHandoff(state: SessionDocument, handoff: SessionHandoff['data']): EventDraft[] {
+  if (handoff.fromAgentId === handoff.toAgentId) throw new MemoryError('validation_failed', 'An agent cannot hand over to itself');
+  if (state.handoffs?.some((h) => h.handoffId === handoff.handoffId)) return [];
+  if (state.status !== 'active') throw sessionEnded(state.sessionId);
+  return [{ type: 'SessionHandoff', data: handoff }];
 }
