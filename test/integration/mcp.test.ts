@@ -7,6 +7,7 @@ import { turnArtifactKey } from '../../shared/application/offload.js';
 import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody } from '../../shared/contracts/artifacts.js';
 import { ContextQuery } from '../../shared/contracts/context.js';
 import { SessionKey } from '../../shared/contracts/ids.js';
+import { HandoffBody } from '../../shared/contracts/sessions.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { createMcpServer } from '../../shared/platform/mcp/server.js';
 import { memoryRuntime } from '../support/runtime.js';
@@ -34,9 +35,9 @@ const textOf = (result: CallToolResult, i = 0) => {
 };
 
 describe('MCP server (SDK client over the in-memory transport)', () => {
-  it('lists the four tools', async () => {
+  it('lists the tools', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_context', 'retrieve_memory', 'search_memory', 'store_memory']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_context', 'handoff', 'retrieve_memory', 'search_memory', 'store_memory']);
   });
 
   it('takes the same fields as the HTTP contracts it is derived from, plus the ids of the path', async () => {
@@ -48,6 +49,7 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
       retrieve_memory: keys(MemoryKeyParams.shape, GetMemoryQuery.shape),
       search_memory: keys({ userId: 0 }, SearchMemoriesQuery.shape),
       get_context: keys(SessionKey.shape, ContextQuery.shape),
+      handoff: keys(SessionKey.shape, HandoffBody.shape),
     });
     const ttlSeconds = tools.find((t) => t.name === 'store_memory')?.inputSchema.properties?.['ttlSeconds'];
     expect(ttlSeconds).toMatchObject({ minimum: 60, maximum: 31_536_000, description: expect.stringMatching(/seconds/) });
@@ -101,5 +103,17 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
     expect(textOf(result)).toContain(`[MemoryRef: ${ref} - query:`);
     expect(JSON.parse(textOf(result, 1))).toMatchObject({ memoryRefs: [{ key: ref }] });
     expect(textOf(await call('retrieve_memory', { ...key, key: ref }))).toBe(output);
+  });
+
+  it('handoff → get_context as the receiver starts with the handoff block', async () => {
+    const key = { userId: 'mcp-u7', sessionId: 's1' };
+    await appendTurns(runtime, key, { turns: [{ role: 'assistant', content: 'Outline ready: three sections.', agentId: 'planner' }] });
+    const recorded = JSON.parse(textOf(await call('handoff', { ...key, fromAgentId: 'planner', toAgentId: 'writer', note: 'Draft section one.' }))) as { handoffId: string; seq: number };
+    expect(recorded.seq).toBe(2);
+    const context = textOf(await call('get_context', { ...key, agentId: 'writer' }));
+    expect(context).toMatch(/^### Handoff\nFrom planner at .*: Draft section one\.\nplanner's thread: assistant: Outline ready/);
+    const self = await call('handoff', { ...key, fromAgentId: 'planner', toAgentId: 'planner' });
+    expect(self.isError).toBe(true);
+    expect(textOf(self)).toMatch(/^validation_failed:/);
   });
 });

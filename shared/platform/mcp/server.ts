@@ -5,9 +5,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { retrieveMemory, searchMemories, storeMemory } from '../../application/artifacts.js';
 import { getContext } from '../../application/get-context.js';
+import { recordHandoff } from '../../application/handoff.js';
 import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody } from '../../contracts/artifacts.js';
 import { ContextQuery } from '../../contracts/context.js';
 import { Id, SessionKey } from '../../contracts/ids.js';
+import { HandoffBody } from '../../contracts/sessions.js';
 import { MemoryError } from '../../domain/errors.js';
 import type { Runtime } from '../composition.js';
 import { authorizeAgents, authorizeUser, type Principal } from '../../application/auth.js';
@@ -80,14 +82,26 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
   server.registerTool(
     'get_context',
     {
-      description: 'The compact context block of a session: summary plus active turns, large outputs as [MemoryRef: …] placeholders (listed in memoryRefs).',
+      description:
+        "The compact context block of a session: summary plus active turns, large outputs as [MemoryRef: …] placeholders (listed in memoryRefs). With agentId: that agent's thread, the turns every agent shares, the other agents' summaries and the last handoff it received.",
       inputSchema: { ...SessionKey.shape, ...ContextQuery.shape },
     },
     ({ userId, sessionId, ...query }) =>
       runFor(userId, query.agentId, async () => {
-        const context = await getContext(runtime, { userId, sessionId }, query);
+        const agentId = query.agentId ?? principal.agentId;
+        const context = await getContext(runtime, { userId, sessionId }, { ...query, ...(agentId !== undefined && { agentId }) });
         return { content: [{ type: 'text', text: context.text }, { type: 'text', text: JSON.stringify({ tokens: context.tokens, memoryRefs: context.memoryRefs }) }] };
       }),
+  );
+
+  server.registerTool(
+    'handoff',
+    {
+      description:
+        "Hand the session over from one agent to another. The receiver's next context starts with who handed over, the note, a summary of the sender's thread and the memory keys passed along (readable by the receiver even if they were the sender's private memory).",
+      inputSchema: { ...SessionKey.shape, ...HandoffBody.shape },
+    },
+    ({ userId, sessionId, ...input }) => runFor(userId, input.fromAgentId, async () => text(await recordHandoff(runtime, { userId, sessionId }, HandoffBody.parse(input)))),
   );
 
   return server;
