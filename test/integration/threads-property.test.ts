@@ -1,0 +1,59 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendTurns } from '../../shared/application/append-turns.js';
+import { getContext } from '../../shared/application/get-context.js';
+import { load, projectSession } from '../../shared/application/project-session.js';
+import { findThread } from '../../shared/domain/session.js';
+import type { Runtime } from '../../shared/platform/composition.js';
+import { memoryRuntime } from '../support/runtime.js';
+
+const N = 2;
+let runtime: Runtime;
+beforeAll(async () => {
+  runtime = await memoryRuntime({ K_TURN_BUFFER: '3', N_ACTIVE_TURNS: String(N) });
+});
+afterAll(() => runtime.close());
+
+const AGENTS = ['a', 'b', 'c'] as const;
+let run = 0;
+
+describe('threads (property, PGlite and the offline models)', () => {
+  it('for random interleavings of agents, every turn is in exactly its agent\'s thread, and each thread keeps the context invariant', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom<string | undefined>(...AGENTS, undefined), { minLength: 1, maxLength: 24 }),
+        fc.boolean(), // project before reading, or read while nothing is projected
+        async (speakers, projected) => {
+          const key = { userId: `prop-${++run}`, sessionId: 's' };
+          const turns = speakers.map((agentId, i) => ({ role: 'assistant' as const, content: `turn ${i + 1} by ${agentId ?? 'nobody'}`, turnId: `t${i + 1}`, ...(agentId && { agentId }) }));
+          await appendTurns(runtime, key, { turns });
+          if (projected) await projectSession(runtime, key);
+          const { session } = await load(runtime, key);
+          const seqOf = new Map((await runtime.events.read(key, 0)).flatMap((e) => (e.type === 'TurnAppended' ? [[e.data.turnId, e.metadata.seq] as const] : [])));
+
+          // Every turn is counted in exactly its agent's thread.
+          for (const agentId of [...AGENTS, undefined]) {
+            expect(findThread(session, agentId)?.turnCount ?? 0).toBe(speakers.filter((s) => s === agentId).length);
+          }
+          for (const agentId of AGENTS) {
+            const context = await getContext(runtime, key, { agentId });
+            // Only its own turns and the shared ones; none of another agent's.
+            expect(context.sections.turns.every((t) => t.agentId === undefined || t.agentId === agentId)).toBe(true);
+            for (const thread of [agentId, undefined]) {
+              const mine = turns.filter((t) => t.agentId === thread);
+              const verbatim = new Set(context.sections.turns.filter((t) => t.agentId === thread).map((t) => t.turnId));
+              const covered = findThread(session, thread)?.chunkedThroughSeq ?? 0;
+              // Per thread: every turn verbatim or covered by the summary, and at least N verbatim.
+              for (const t of mine) expect(verbatim.has(t.turnId) || seqOf.get(t.turnId)! <= covered).toBe(true);
+              expect(verbatim.size).toBeGreaterThanOrEqual(Math.min(N, mine.length));
+            }
+          }
+          const whole = await getContext(runtime, key, {});
+          const shown = new Set(whole.sections.turns.map((t) => t.turnId));
+          for (const t of turns) expect(shown.has(t.turnId) || seqOf.get(t.turnId)! <= whole.summaryCoversThroughSeq).toBe(true);
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 300_000);
+});
