@@ -55,7 +55,7 @@ async function run(job: Job): Promise<JobResult> {
       const random = rng(job.seed);
       const r = await closedLoop(job.total, job.concurrency, async () => {
         const session = job.sessionIds[Math.floor(random() * job.sessionIds.length)]!;
-        const res = await client.send('GET', `/v1/users/${job.userId}/sessions/${session}/context?maxTokens=${job.maxTokens}`);
+        const res = await client.send('GET', `/v1/users/${job.userId}/sessions/${session}/context?maxTokens=${job.maxTokens}${job.agentId ? `&agentId=${job.agentId}` : ''}`);
         expect(res.status, 200);
       }, job.maxMs);
       return { ...r, appends: [] };

@@ -15,7 +15,7 @@ export type Job =
   /** Single-turn appends started every `periodMs` (open loop); every append's seq and wall-clock times are returned. */
   | { kind: 'appendSteady'; client: ClientKind; label: string; total: number; periodMs: number; sessions: number }
   /** Closed loop of GET .../context on random sessions of one user. */
-  | { kind: 'context'; client: ClientKind; userId: string; sessionIds: string[]; total: number; concurrency: number; seed: number; maxTokens: number; maxMs?: number };
+  | { kind: 'context'; client: ClientKind; userId: string; sessionIds: string[]; total: number; concurrency: number; seed: number; maxTokens: number; agentId?: string; maxMs?: number };
 
 export interface JobResult extends LoadResult {
   /** appendSteady only. `sent`/`acked` are wall-clock ms (performance.timeOrigin + performance.now()). */

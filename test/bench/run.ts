@@ -59,6 +59,7 @@ const LAG_SECONDS = envNumber('BENCH_LAG_SECONDS', 20);
 const LAG_SESSIONS = process.env.BENCH_LAG_SESSIONS ? Math.round(envNumber('BENCH_LAG_SESSIONS', 1)) : undefined;
 const CONTEXT_SESSIONS = Math.round(envNumber('BENCH_CONTEXT_SESSIONS', 1000));
 const CONTEXT_TURNS = Math.round(envNumber('BENCH_CONTEXT_TURNS', 15));
+const AGENTS = ['planner', 'researcher', 'writer'] as const;
 const CONTEXT_SAMPLES = scaled(envNumber('BENCH_CONTEXT_SAMPLES', 500));
 const CONTEXT_PROJECTION_MS = envNumber('BENCH_CONTEXT_PROJECTION_SECONDS', 15) * 1000;
 const SESSIONS = 200; // throughput runs spread appends round-robin over this many sessions
@@ -343,7 +344,8 @@ async function benchContext(host: Host, load: LoadClient, control: ProjectionCon
   const ingest = await closedLoop(CONTEXT_SESSIONS, 8, async (k) => {
     const drafts: EventDraft[] = Array.from({ length: CONTEXT_TURNS }, (_, j) => ({
       type: 'TurnAppended',
-      data: { turnId: `c${k}-${j}`, role: role(j), content: turnContent(k * CONTEXT_TURNS + j), timestamp: new Date(t0 + k * 3_600_000 + j * 30_000).toISOString() },
+      // Three agents share each session, a user turn and its answer at a time, so the agent view has threads to pick.
+      data: { turnId: `c${k}-${j}`, role: role(j), agentId: AGENTS[Math.floor(j / 2) % AGENTS.length]!, content: turnContent(k * CONTEXT_TURNS + j), timestamp: new Date(t0 + k * 3_600_000 + j * 30_000).toISOString() },
     }));
     await host.runtime.events.append({ userId, sessionId: sessionIds[k]! }, drafts, new Date());
   });
@@ -367,9 +369,9 @@ async function benchContext(host: Host, load: LoadClient, control: ProjectionCon
 
   const random = rng(42);
   const pick = (ids: readonly string[]) => ids[Math.floor(random() * ids.length)]!;
-  const direct = (n: number, ids: readonly string[]) =>
+  const direct = (n: number, ids: readonly string[], agentId?: string) =>
     closedLoop(n, 1, async () => {
-      const ctx = await getContext(host.runtime, { userId, sessionId: pick(ids) }, { maxTokens: 2000 });
+      const ctx = await getContext(host.runtime, { userId, sessionId: pick(ids) }, { maxTokens: 2000, ...(agentId && { agentId }) });
       if (ctx.sections.turns.length === 0) throw new Error('empty context');
     });
   const viaHandler = (n: number) =>
@@ -384,8 +386,8 @@ async function benchContext(host: Host, load: LoadClient, control: ProjectionCon
       const response = await contextHandler(request, new InvocationContext({ functionName: 'http-context-get', invocationId: randomUUID() }));
       if (response.status !== 200) throw new Error(`handler answered ${response.status}`);
     });
-  const overHttp = (total: number, concurrency: number, seed: number, maxMs?: number) =>
-    load.run({ kind: 'context', client, userId, sessionIds, total, concurrency, seed, maxTokens: 2000, ...(maxMs && { maxMs }) });
+  const overHttp = (total: number, concurrency: number, seed: number, maxMs?: number, agentId?: string) =>
+    load.run({ kind: 'context', client, userId, sessionIds, total, concurrency, seed, maxTokens: 2000, ...(maxMs && { maxMs }), ...(agentId && { agentId }) });
 
   await direct(50, sessionIds);
   record('context via getContext use case, c=1', await profiled('context-direct', () => direct(CONTEXT_SAMPLES, sessionIds)), 1, 'req/s');
@@ -395,6 +397,9 @@ async function benchContext(host: Host, load: LoadClient, control: ProjectionCon
   await overHttp(50, 1, 1);
   record('context GET over HTTP, c=1', await profiled('context-http', () => overHttp(CONTEXT_SAMPLES, 1, 2)), 1, 'req/s');
   record('context GET over HTTP, c=8', await overHttp(CONTEXT_SAMPLES, 8, 3), 1, 'req/s');
+  await direct(50, sessionIds, AGENTS[1]);
+  record(`context via getContext, agentId=${AGENTS[1]}, c=1`, await direct(CONTEXT_SAMPLES, sessionIds, AGENTS[1]), 1, 'req/s');
+  record(`context GET over HTTP, agentId=${AGENTS[1]}, c=1`, await overHttp(CONTEXT_SAMPLES, 1, 5, undefined, AGENTS[1]), 1, 'req/s');
 
   // The same reads while the pump projects the remaining sessions (its PGlite statements share this event loop; the
   // model inference runs on the offline-model thread).
@@ -441,7 +446,7 @@ function verdicts() {
   const held = find('breakdown: HTTP append, 1 turn');
   const lag = find('append→projected lag (from 202)')[0];
   const projecting = find('context GET over HTTP, c=1, while the pump projects')[0];
-  const contextRows = [...find('context via'), ...find('context GET over HTTP, c=1')];
+  const contextRows = [...find('context via'), ...find('context GET over HTTP, c=1'), ...find('context GET over HTTP, agentId=')];
   const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
   console.log(`\ntargets (issue 2, 2-core machine, PGlite; 1-min load average now ${load1m()}, at start ${(extra.environment as { loadAvg1mAtStart: string }).loadAvg1mAtStart}):`);
   console.log('  HTTP append throughput with the change-feed pump running — target ≥ 1,000 turns/s:');
