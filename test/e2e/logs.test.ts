@@ -94,6 +94,8 @@ describe('logs hold no memory text', () => {
     }
     await drive('http-context-get', api(`v1/users/${u}/sessions/s1/context`));
     await drive('http-session-events-list', api(`v1/users/${u}/sessions/s1/events`));
+    await drive('http-session-messages', api(`v1/users/${u}/sessions/s1/messages`));
+    await drive('http-session-messages', api(`v1/users/${u}/sessions/s1/messages?format=raw&agentId=${MARKER}`));
     const ended = await json<{ operationId: string }>(drive('http-session-end', api(`v1/users/${u}/sessions/s1/end`, { method: 'POST' })));
     driven.add('http-operation-get');
     await operationDone(ended.operationId);
