@@ -32,7 +32,7 @@ export async function appendTurns(
     data: {
       turnId: turn.turnId ?? fallbackTurnId(index),
       role: turn.role,
-      content: turn.content,
+      content: turn.content ?? '',
       timestamp: new Date(turn.timestamp ?? now).toISOString(),
       ...(turn.name && { name: turn.name }),
       ...(turn.agentId && { agentId: turn.agentId }),

@@ -5,7 +5,7 @@ import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
-import { renderTranscript } from '../domain/turns.js';
+import { renderToolCalls, renderTranscript } from '../domain/turns.js';
 import type { Deps, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
 
@@ -296,5 +296,5 @@ export async function projectChanges(deps: ProjectionDeps, events: readonly Memo
 
 const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;
 
-/** What search matches for a turn: the speaker and what was said. */
-const searchableText = (t: TurnAppended): string => `${speakerOf(t)}: ${t.data.content}`;
+/** What search matches for a turn: the speaker and what was said (a turn of only tool calls: the calls). */
+const searchableText = (t: TurnAppended): string => `${speakerOf(t)}: ${t.data.content || renderToolCalls(t.data.toolCalls ?? [])}`;

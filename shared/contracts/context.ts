@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
+import { MemoryRef, Role, ToolCall } from './turns.js';
 
 export const ContextQuery = z.object({
   agentId: Id.optional(),
@@ -10,11 +11,15 @@ export type ContextQuery = z.infer<typeof ContextQuery>;
 export const ContextTurn = z.object({
   seq: z.number().int().positive(),
   turnId: Id,
-  role: z.string(),
+  role: Role,
   name: z.string().optional(),
   agentId: Id.optional(),
+  /** "" for an assistant turn of only tool calls; an offloaded turn's placeholder (or, first use, its full content). */
   content: z.string(),
   timestamp: z.iso.datetime(),
+  toolCalls: z.array(ToolCall).optional(),
+  toolCallId: z.string().optional(),
+  memoryRef: MemoryRef.optional(),
 });
 export type ContextTurn = z.infer<typeof ContextTurn>;
 

@@ -1,27 +1,12 @@
 import { z } from 'zod';
 import { RecentSession } from './context.js';
 import { Id, type SessionKey } from './ids.js';
+import { MemoryRef, Role, ToolCall } from './turns.js';
+
+// The parts of a turn live with the turn contracts (context.ts needs them too, and events.ts imports context.ts).
+export { MemoryRef, Role, ToolCall };
 
 export const SCHEMA_VERSION = 1;
-
-export const Role = z.enum(['user', 'assistant', 'tool', 'system']);
-export type Role = z.infer<typeof Role>;
-
-export const ToolCall = z.object({
-  id: z.string().min(1).max(256),
-  type: z.literal('function').default('function'),
-  function: z.object({ name: z.string().min(1).max(256), arguments: z.string() }),
-});
-export type ToolCall = z.infer<typeof ToolCall>;
-
-/** The reference an offloaded turn keeps: the artifact key, its plugin-made description and the content's size. */
-export const MemoryRef = z.object({
-  key: Id,
-  description: z.string(),
-  tokens: z.number().int().nonnegative(),
-  bytes: z.number().int().nonnegative(),
-});
-export type MemoryRef = z.infer<typeof MemoryRef>;
 
 const EventMetadata = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
@@ -37,6 +22,7 @@ export const TurnAppended = z.object({
   data: z.object({
     turnId: Id,
     role: Role,
+    /** "" for an assistant turn that carries only tool calls (sent with `content: null` or ""). */
     content: z.string(),
     name: z.string().optional(),
     agentId: Id.optional(),

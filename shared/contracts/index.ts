@@ -11,3 +11,4 @@ export * from './artifacts.js';
 export * from './insights.js';
 export * from './operations.js';
 export * from './text.js';
+export * from './messages.js';

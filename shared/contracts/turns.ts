@@ -1,7 +1,25 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
-import { Role, ToolCall } from './events.js';
 import { Instant, Text } from './text.js';
+
+export const Role = z.enum(['user', 'assistant', 'tool', 'system']);
+export type Role = z.infer<typeof Role>;
+
+export const ToolCall = z.object({
+  id: z.string().min(1).max(256),
+  type: z.literal('function').default('function'),
+  function: z.object({ name: z.string().min(1).max(256), arguments: z.string() }),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+/** The reference an offloaded turn keeps: the artifact key, its plugin-made description and the content's size. */
+export const MemoryRef = z.object({
+  key: Id,
+  description: z.string(),
+  tokens: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+});
+export type MemoryRef = z.infer<typeof MemoryRef>;
 
 /** A tool call as a client sends it: the event's shape, with every string storable (no NUL, no lone surrogate). */
 export const ToolCallInput = ToolCall.extend({
@@ -9,16 +27,24 @@ export const ToolCallInput = ToolCall.extend({
   function: z.object({ name: Text.min(1).max(256), arguments: Text }),
 });
 
+/**
+ * One turn. `content` must have text, except on an assistant turn that carries tool calls: there it may be `null` or ""
+ * (the OpenAI API sends such a turn with `content: null`); it is stored as "".
+ */
 export const TurnInput = z.object({
   role: Role,
-  content: Text.refine((s) => s.trim().length > 0, 'must not be empty'),
+  content: Text.nullable(),
   name: Text.min(1).max(128).optional(),
   agentId: Id.optional(),
   turnId: Id.optional(),
   timestamp: Instant.optional(),
   toolCalls: z.array(ToolCallInput).max(128).optional(),
   toolCallId: Text.min(1).max(256).optional(),
-}).strict();
+}).strict().superRefine((turn, ctx) => {
+  if (turn.content !== null && turn.content.trim().length > 0) return;
+  if (!turn.content && turn.role === 'assistant' && (turn.toolCalls?.length ?? 0) > 0) return;
+  ctx.addIssue({ code: 'custom', path: ['content'], message: turn.content === null ? 'must not be null unless an assistant turn carries toolCalls' : 'must not be empty' });
+});
 export type TurnInput = z.infer<typeof TurnInput>;
 
 export const AppendTurnsBody = z.object({

@@ -127,7 +127,7 @@ function formatWhen(iso: string): string {
   return `${time}, ${date}`;
 }
 
-function toContextTurn(turn: TurnAppended): ContextTurn {
-  const { turnId, role, name, agentId, content, timestamp } = turn.data;
-  return { seq: turn.metadata.seq, turnId, role, content, timestamp, ...(name && { name }), ...(agentId && { agentId }) };
+export function toContextTurn(turn: TurnAppended): ContextTurn {
+  const { turnId, role, name, agentId, content, timestamp, toolCalls, toolCallId, memoryRef } = turn.data;
+  return { seq: turn.metadata.seq, turnId, role, content, timestamp, ...(name && { name }), ...(agentId && { agentId }), ...(toolCalls && { toolCalls }), ...(toolCallId && { toolCallId }), ...(memoryRef && { memoryRef }) };
 }

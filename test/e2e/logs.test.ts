@@ -94,6 +94,10 @@ describe('logs hold no memory text', () => {
     }
     await drive('http-context-get', api(`v1/users/${u}/sessions/s1/context`));
     await drive('http-session-events-list', api(`v1/users/${u}/sessions/s1/events`));
+    await drive('http-session-messages', api(`v1/users/${u}/sessions/s1/messages`));
+    await drive('http-session-messages', api(`v1/users/${u}/sessions/s1/messages?format=raw&agentId=${MARKER}`));
+    await drive('http-session-handoffs-create', post(`v1/users/${u}/sessions/s1/handoffs`, { fromAgentId: 'a1', toAgentId: 'a2', note: text('handoff note'), memoryKeys: [stored.key] }));
+    await drive('http-context-get', api(`v1/users/${u}/sessions/s1/context?agentId=a2`));
     const ended = await json<{ operationId: string }>(drive('http-session-end', api(`v1/users/${u}/sessions/s1/end`, { method: 'POST' })));
     driven.add('http-operation-get');
     await operationDone(ended.operationId);
@@ -108,6 +112,7 @@ describe('logs hold no memory text', () => {
     await client.callTool({ name: 'retrieve_memory', arguments: { userId: u, key, transform: 'filtered', pattern: MARKER } });
     await client.callTool({ name: 'search_memory', arguments: { userId: u, query: MARKER } });
     await client.callTool({ name: 'get_context', arguments: { userId: u, sessionId: 's1' } });
+    await client.callTool({ name: 'handoff', arguments: { userId: u, sessionId: 's1', fromAgentId: 'a2', toAgentId: 'a1', note: text('mcp handoff') } });
     await client.close();
 
     // Forget last: a session, then the user (the purge report carries ids and counts only).

@@ -12,7 +12,7 @@ export interface TranscriptTurn {
 }
 
 const TURN_START = /^(user|assistant|tool|system)(?: \(([^)]*)\))?(?: \[for [^\]]*\])?: ?(.*)$/;
-const TOOL_CALLS_SUFFIX = / \[tool calls: .*\]$/;
+const TOOL_CALLS_SUFFIX = /(?:^| )\[tool calls: .*\]$/;
 
 /**
  * Turns of a transcript. A line opening with a role starts a turn; any other line continues the previous turn

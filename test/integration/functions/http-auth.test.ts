@@ -106,6 +106,10 @@ describe('API keys', () => {
     expect((await callRoute(context, { userId: 'alice', sessionId: 's2' }, { headers, query: 'agentId=planner' })).status).toBe(200);
     expectProblem(await callRoute(context, { userId: 'alice', sessionId: 's2' }, { headers, query: 'agentId=writer' }), 403, 'forbidden');
     expectProblem(await callRoute(route('http-facts-search'), { userId: 'alice' }, { headers, body: { query: 'hello', agentId: 'writer' } }), 403, 'forbidden');
+    // /messages without agentId reads the key's own agent's thread.
+    const messages = route('http-session-messages');
+    expect(json(await callRoute(messages, { userId: 'alice', sessionId: 's2' }, { headers }))).toMatchObject({ agentId: 'planner', format: 'openai' });
+    expectProblem(await callRoute(messages, { userId: 'alice', sessionId: 's2' }, { headers, query: 'agentId=writer' }), 403, 'forbidden');
   });
 });
 

@@ -32,6 +32,16 @@ describe('sb-turns-append', () => {
     expect((await runtime.events.readLastTurns(key, 1))[0]!.data.turnId).toBe('m-3.0');
   });
 
+  it('accepts an assistant turn of only tool calls with null content, stored as ""', async () => {
+    const toolCalls = [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }];
+    await handler({ type: 'append', ...key, turns: [{ role: 'assistant', content: null, toolCalls }] }, delivery('m-4'));
+    expect((await runtime.events.readLastTurns(key, 1))[0]!.data).toMatchObject({ turnId: 'm-4.0', role: 'assistant', content: '', toolCalls });
+  });
+
+  it('throws for null content on a user turn, so the platform dead-letters it', async () => {
+    await expect(handler({ type: 'append', ...key, turns: [{ role: 'user', content: null }] }, delivery('bad-4'))).rejects.toThrow(/bad-4.*turns\.0\.content/);
+  });
+
   it('throws with the reason for a malformed message so the platform dead-letters it, and writes nothing', async () => {
     const before = await runtime.events.lastSeq(key);
     await expect(handler({ type: 'append', ...key, turns: [{ role: 'robot', content: 'x' }] }, delivery('bad-1'))).rejects.toThrow(/bad-1.*turns\.0\.role/);
