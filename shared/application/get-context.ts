@@ -8,12 +8,14 @@ import type { DetailMemory } from './artifact-ports.js';
 import { expandFirstUse, memoryRefsIn } from './context-refs.js';
 import type { Deps } from './ports.js';
 import { sessionInit } from './session-init.js';
+import type { SlotStore } from './slot-ports.js';
+import { contextSlots } from './slots.js';
 
 /**
  * The compact context block for a session: what the projection has summarised plus every turn it has not,
  * read straight from the events so a turn is never missing while the projection catches up.
  */
-export async function getContext(deps: Pick<Deps, 'events' | 'sessions' | 'memory'> & Partial<Pick<Deps, 'insights' | 'directory'>> & { detail?: DetailMemory }, key: SessionKey, query: ContextQuery): Promise<ContextResponse> {
+export async function getContext(deps: Pick<Deps, 'events' | 'sessions' | 'memory'> & Partial<Pick<Deps, 'insights' | 'directory'>> & { detail?: DetailMemory; slots?: SlotStore; clock?: Deps['clock'] }, key: SessionKey, query: ContextQuery): Promise<ContextResponse> {
   const stored = await deps.sessions.get(key);
   const coveredThrough = stored?.doc.chunkedThroughSeq ?? 0;
   const [unsummarised, lastTurns] = await Promise.all([
@@ -22,6 +24,9 @@ export async function getContext(deps: Pick<Deps, 'events' | 'sessions' | 'memor
   ]);
   if (!stored && unsummarised.length === 0) throw notFound(`Session ${key.sessionId}`);
   const init = await sessionInit(deps, key, stored?.doc ?? null);
+  const slots = deps.slots
+    ? await contextSlots({ slots: deps.slots, clock: deps.clock ?? { now: () => new Date() } }, { ...key, ...(query.agentId && { agentId: query.agentId }) })
+    : [];
 
   const bySeq = new Map([...lastTurns, ...unsummarised.filter(isTurn)].map((t) => [t.metadata.seq, t]));
   const turns = [...bySeq.values()].sort((a, b) => a.metadata.seq - b.metadata.seq);
@@ -30,6 +35,7 @@ export async function getContext(deps: Pick<Deps, 'events' | 'sessions' | 'memor
   const build = (shown: typeof turns) => buildContext({
     profile: init.profile,
     recentSessions: init.recentSessions,
+    slots,
     summary: stored?.doc.cumulativeSummary ?? '',
     summaryCoversThroughSeq: coveredThrough,
     turns: shown,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
+import { ContextSlot } from './slots.js';
 
 export const ContextQuery = z.object({
   agentId: Id.optional(),
@@ -28,6 +29,8 @@ export const ContextResponse = z.object({
   sections: z.object({
     profile: z.string().nullable(),
     recentSessions: z.array(RecentSession),
+    /** The slots the caller may see (core memory), after the init block; never cut by the budget. */
+    slots: z.array(ContextSlot).optional(),
     summary: z.string(),
     turns: z.array(ContextTurn),
   }),

@@ -1,11 +1,14 @@
 import type { TurnAppended } from '../contracts/events.js';
 import type { ContextTurn, RecentSession } from '../contracts/context.js';
+import type { ContextSlot } from '../contracts/slots.js';
 import { MemoryError } from './errors.js';
 import { renderTurn } from './turns.js';
 
 export interface ContextInput {
   profile: string | null;
   recentSessions: readonly RecentSession[];
+  /** Slots the caller may see: shown after the init block, counted in the budget, never dropped. */
+  slots?: readonly ContextSlot[];
   summary: string;
   /** Turns up to this seq are covered by `summary`. */
   summaryCoversThroughSeq: number;
@@ -19,7 +22,7 @@ export interface ContextInput {
 export interface BuiltContext {
   text: string;
   tokens: number;
-  sections: { profile: string | null; recentSessions: RecentSession[]; summary: string; turns: ContextTurn[] };
+  sections: { profile: string | null; recentSessions: RecentSession[]; slots: ContextSlot[]; summary: string; turns: ContextTurn[] };
 }
 
 /**
@@ -32,18 +35,19 @@ export function buildContext(input: ContextInput): BuiltContext {
   const unsummarised = input.turns.filter((t) => t.metadata.seq > input.summaryCoversThroughSeq);
   const verbatim = unsummarised.length >= input.nActiveTurns ? unsummarised : input.turns.slice(-input.nActiveTurns);
   const turns = verbatim.map(toContextTurn);
+  const slots = [...(input.slots ?? [])];
 
   let profile = input.profile;
   let recentSessions = [...input.recentSessions];
   for (;;) {
-    const text = renderContext(profile, recentSessions, input.summary, verbatim);
+    const text = renderContext(profile, recentSessions, slots, input.summary, verbatim);
     const tokens = input.countTokens(text);
-    const sections = { profile, recentSessions, summary: input.summary, turns };
+    const sections = { profile, recentSessions, slots, summary: input.summary, turns };
     if (input.maxTokens === undefined || tokens <= input.maxTokens) return { text, tokens, sections };
     if (recentSessions.length > 0) recentSessions = recentSessions.slice(1);
     else if (profile !== null) profile = null;
     else {
-      throw new MemoryError('context_budget_exceeded', `The session's summary and unsummarised turns need ${tokens} tokens; maxTokens is ${input.maxTokens}`, {
+      throw new MemoryError('context_budget_exceeded', `The session's slots, summary and unsummarised turns need ${tokens} tokens; maxTokens is ${input.maxTokens}`, {
         requiredTokens: tokens,
         maxTokens: input.maxTokens,
       });
@@ -51,7 +55,7 @@ export function buildContext(input: ContextInput): BuiltContext {
   }
 }
 
-function renderContext(profile: string | null, recentSessions: readonly RecentSession[], summary: string, turns: readonly TurnAppended[]): string {
+function renderContext(profile: string | null, recentSessions: readonly RecentSession[], slots: readonly ContextSlot[], summary: string, turns: readonly TurnAppended[]): string {
   const blocks: string[] = [];
   if (profile || recentSessions.length > 0) {
     const init = ['<session_initialization>'];
@@ -62,6 +66,7 @@ function renderContext(profile: string | null, recentSessions: readonly RecentSe
     init.push('</session_initialization>');
     blocks.push(init.join('\n'));
   }
+  if (slots.length > 0) blocks.push(`### Slots\n${slots.map((s) => `- ${s.name} (${s.scope}): ${JSON.stringify(s.value)}`).join('\n')}`);
   if (summary) blocks.push(`### Conversation Summary\n${summary}`);
   if (turns.length > 0) blocks.push(`### Active Conversation\n${turns.map(renderTurn).join('\n')}`);
   return blocks.join('\n\n');
