@@ -29,8 +29,19 @@ function unstorable(value: unknown): boolean {
   return false;
 }
 
-/** Any JSON value whose strings a store holds faithfully. */
-export const SlotValue = z.json().refine((v) => !unstorable(v), `strings ${UNSTORABLE_MESSAGE}`);
+/** A `__proto__` key would be dropped by the JSON checks (and is a prototype-pollution vector): refused, never altered. */
+function protoKey(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(protoKey);
+  if (typeof value === 'object' && value !== null) return Object.entries(value).some(([k, v]) => k === '__proto__' || protoKey(v));
+  return false;
+}
+
+/** Any JSON value whose strings a store holds faithfully; checked on the value as sent, before it is copied. */
+export const SlotValue = z
+  .unknown()
+  .refine((v) => !unstorable(v), `strings ${UNSTORABLE_MESSAGE}`)
+  .refine((v) => !protoKey(v), 'object keys must not be __proto__')
+  .pipe(z.json());
 export type SlotValue = z.infer<typeof SlotValue>;
 
 export const SlotParams = z.object({ userId: Id, name: SlotName });

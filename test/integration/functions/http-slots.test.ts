@@ -78,6 +78,15 @@ describe('PUT / GET / DELETE a slot', () => {
     expect(etag(read)).toBe('"2"');
   });
 
+  it('refuses a value with a __proto__ key rather than store it altered; keeps a constructor key', async () => {
+    const name = freshName();
+    const value = JSON.parse('{"a":[{"__proto__":{"polluted":true}}]}') as object;
+    expectProblem(await put('alice', 'alice', name, { value }), 400, 'validation_failed');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((await put('alice', 'alice', name, { value: { constructor: 'c', toString: 1 } })).status).toBe(201);
+    expect(json(await get('alice', 'alice', name)).value).toEqual({ constructor: 'c', toString: 1 });
+  });
+
   it('a stale If-Match is 412 precondition_failed and changes nothing', async () => {
     const name = freshName();
     await put('alice', 'alice', name, { value: 1 });
@@ -131,6 +140,8 @@ describe('PUT / GET / DELETE a slot', () => {
     expectProblem(await put('alice', 'alice', name, {}), 400, 'validation_failed');
     expectProblem(await put('alice', 'alice', name, { value: 1, extra: true }), 400, 'validation_failed');
     expectProblem(await put('alice', 'alice', name, { value: 'a\u0000b' }), 400, 'validation_failed');
+    expectProblem(await put('alice', 'alice', name, { value: { nested: ['x\uD800'] } }), 400, 'validation_failed');
+    expectProblem(await put('alice', 'alice', name, { value: { ['k\u0000']: 1 } }), 400, 'validation_failed');
     expectProblem(await put('alice', 'alice', name, { value: 1, ttlClass: 'forever' }), 400, 'validation_failed');
     expectProblem(await put('alice', 'alice', 'bad name!', { value: 1 }), 400, 'validation_failed');
     const atLimit = 'x'.repeat(SLOT_VALUE_MAX_BYTES - 2);
