@@ -5,6 +5,9 @@ import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-export const handler = httpHandler({ params: SessionKey, query: ContextQuery }, async ({ params, query }) => getContext(await getRuntime(), params, query));
+/** An agent-bound principal reads as its agent (its private slots only) unless it names itself. */
+export const handler = httpHandler({ params: SessionKey, query: ContextQuery }, async ({ params, query, principal }) =>
+  getContext(await getRuntime(), params, { ...query, ...(principal.agentId !== undefined && { agentId: query.agentId ?? principal.agentId }) }),
+);
 
 export default defineFunction({ name: 'http-context-get', trigger: http('GET', 'v1/users/{userId}/sessions/{sessionId}/context'), handler });

@@ -88,7 +88,7 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
     },
     ({ userId, sessionId, ...query }) =>
       runFor(userId, query.agentId, async () => {
-        const context = await getContext(runtime, { userId, sessionId }, query);
+        const context = await getContext(runtime, { userId, sessionId }, { ...query, ...(principal.agentId !== undefined && { agentId: query.agentId ?? principal.agentId }) });
         return { content: [{ type: 'text', text: context.text }, { type: 'text', text: JSON.stringify({ tokens: context.tokens, memoryRefs: context.memoryRefs }) }] };
       }),
   );

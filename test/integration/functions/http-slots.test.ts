@@ -240,6 +240,8 @@ describe('GET /slots', () => {
 describe('slots in the context block', () => {
   it('renders the visible slots after the init block and before the summary, and never cuts them', async () => {
     const userId = `ctx-${Date.now()}`;
+    await put('planner', 'alice', 'planner-only', { value: 'secret plan' }, { query: 'scope=private' });
+    await callRoute(route('http-turns-append'), { userId: 'alice', sessionId: 's1' }, { headers: keys.alice, body: { turns: [{ role: 'user', content: 'hi' }] } });
     const append = route('http-turns-append');
     const context = route('http-context-get');
     await callRoute(append, { userId, sessionId: 's1' }, { headers: keys.admin, body: { turns: [{ role: 'user', content: 'hello there' }] } });
@@ -251,6 +253,10 @@ describe('slots in the context block', () => {
     expect(body.sections.slots?.map((s) => s.name)).toEqual(['plan', 'user_profile']);
     const writer = json(await callRoute(context, { userId, sessionId: 's1' }, { headers: keys.admin, query: 'agentId=writer' })) as unknown as ContextResponse;
     expect(writer.sections.slots?.map((s) => s.name)).toEqual(['user_profile']);
+
+    // An agent-bound principal reads the context as its agent: another agent's private slot is not in it.
+    const asWriter = json(await callRoute(context, { userId: 'alice', sessionId: 's1' }, { headers: keys.writer })) as unknown as ContextResponse;
+    expect(asWriter.sections.slots?.some((s) => s.scope === 'private')).toBe(false);
 
     await put('admin', userId, 'big', { value: 'word '.repeat(400) });
     const tight = await callRoute(context, { userId, sessionId: 's1' }, { headers: keys.admin, query: 'maxTokens=100' });
