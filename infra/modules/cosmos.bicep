@@ -94,6 +94,20 @@ var containers = [
     compositeIndexes: []
   }
   {
+    // Slot streams (core memory): one item per event; global slots in the partition '~global'.
+    name: 'slots'
+    partitionKey: '/userId'
+    defaultTtl: null
+    vectorPaths: []
+    fullTextPaths: []
+    compositeIndexes: [
+      [
+        '/stream'
+        '/version'
+      ]
+    ]
+  }
+  {
     name: 'forgets'
     partitionKey: '/userId'
     defaultTtl: null

@@ -12,8 +12,10 @@ import { expandFirstUse, memoryRefsIn } from './context-refs.js';
 import type { Deps } from './ports.js';
 import { load } from './project-session.js';
 import { sessionInit } from './session-init.js';
+import type { SlotStore } from './slot-ports.js';
+import { contextSlots } from './slots.js';
 
-type ContextDeps = Pick<Deps, 'events' | 'sessions' | 'memory'> & Partial<Pick<Deps, 'insights' | 'directory' | 'clock'>> & { detail?: DetailMemory };
+type ContextDeps = Pick<Deps, 'events' | 'sessions' | 'memory'> & Partial<Pick<Deps, 'insights' | 'directory' | 'clock'>> & { detail?: DetailMemory; slots?: SlotStore };
 
 /** What one view of the session shows besides the init block: its threads' turns, the summary, and for an agent what others share. */
 type View = Pick<ContextInput, 'threads' | 'summary' | 'handoff' | 'otherAgents'>;
@@ -27,9 +29,10 @@ type View = Pick<ContextInput, 'threads' | 'summary' | 'handoff' | 'otherAgents'
 export async function getContext(deps: ContextDeps, key: SessionKey, query: ContextQuery): Promise<ContextResponse> {
   const { stored, session, events } = await load(deps, key);
   if (!stored && events.length === 0) throw notFound(`Session ${key.sessionId}`);
-  const [init, view] = await Promise.all([
+  const [init, view, slots] = await Promise.all([
     sessionInit(deps, key, session),
     query.agentId === undefined ? sessionView(deps, key, session, events) : agentView(deps, key, session, events, query.agentId),
+    deps.slots ? contextSlots({ slots: deps.slots, clock: deps.clock ?? { now: () => new Date() } }, { ...key, ...(query.agentId && { agentId: query.agentId }) }) : [],
   ]);
 
   // Offloaded turns show as placeholders; the most recent one, not yet answered, in full (first use).
@@ -39,6 +42,7 @@ export async function getContext(deps: ContextDeps, key: SessionKey, query: Cont
     ...view,
     profile: init.profile,
     recentSessions: init.recentSessions,
+    slots,
     threads: view.threads.map((t) => ({ ...t, turns: t.turns.map(swap) })),
     nActiveTurns: deps.memory.nActiveTurns,
     countTokens,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
 import { MemoryRef, Role, ToolCall } from './turns.js';
+import { ContextSlot } from './slots.js';
 
 export const ContextQuery = z.object({
   agentId: Id.optional(),
@@ -51,6 +52,8 @@ export const ContextResponse = z.object({
     handoff: ContextHandoff.nullable().optional(),
     /** Agent view only: the other agents' thread summaries. */
     otherAgents: z.array(OtherAgent).optional(),
+    /** The slots the caller may see (core memory), after the init block; never cut by the budget. */
+    slots: z.array(ContextSlot).optional(),
     summary: z.string(),
     turns: z.array(ContextTurn),
   }),

@@ -13,6 +13,10 @@ export const ErrorCode = z.enum([
   /** The user (or the session) is being forgotten: writes are refused until the purge has verified zero residuals. */
   'forget_in_progress',
   'payload_too_large',
+  /** A conditional write (If-Match, If-None-Match) whose condition does not hold: nothing was changed (412). */
+  'precondition_failed',
+  /** A scope without its owner: a `private` slot needs an agentId, a `session` slot a sessionId (422). */
+  'scope_owner_required',
   /** A method the route does not take (405). */
   'method_not_allowed',
   /** A write whose body is not JSON (415). */

@@ -1,5 +1,6 @@
 import type { TurnAppended } from '../contracts/events.js';
 import type { ContextHandoff, ContextTurn, OtherAgent, RecentSession } from '../contracts/context.js';
+import type { ContextSlot } from '../contracts/slots.js';
 import { MemoryError } from './errors.js';
 import { placeholder } from './memory-ref.js';
 import { renderTurn } from './turns.js';
@@ -19,6 +20,8 @@ export interface ContextInput {
   handoff?: ContextHandoff | null;
   /** The other agents' thread summaries: what the session shares with this agent. */
   otherAgents?: readonly OtherAgent[];
+  /** Slots the caller may see: shown after the init block, counted in the budget, never dropped. */
+  slots?: readonly ContextSlot[];
   summary: string;
   /** The threads shown verbatim: the whole session as one, or an agent's thread and the turns every agent shares. */
   threads: readonly ThreadTurns[];
@@ -35,6 +38,7 @@ export interface BuiltContext {
     recentSessions: RecentSession[];
     handoff?: ContextHandoff | null;
     otherAgents?: OtherAgent[];
+    slots: ContextSlot[];
     summary: string;
     turns: ContextTurn[];
   };
@@ -47,28 +51,30 @@ function verbatimOf(thread: ThreadTurns, n: number): readonly TurnAppended[] {
 }
 
 /**
- * The context block of the design: init block (profile, recent sessions), the handoff received and what other
- * agents did (agent view), cumulative summary, active turns. Invariant, per thread: every turn is in the summary's
- * coverage or verbatim, and never fewer than `nActiveTurns` are verbatim. The budget may drop the init block (oldest
- * session summaries first, then the profile) and then the other agents' summaries, but never a turn or the handoff;
- * if what must stay does not fit, the request fails with `context_budget_exceeded`.
+ * The context block of the design: (agent view: the handoff received first), init block (profile, recent sessions),
+ * slots, (agent view: what other agents did), cumulative summary, active turns. Invariant, per thread: every turn is
+ * in the summary's coverage or verbatim, and never fewer than `nActiveTurns` are verbatim. The budget may drop the
+ * init block (oldest session summaries first, then the profile) and then the other agents' summaries, but never a
+ * turn, a slot or the handoff; if what must stay does not fit, the request fails with `context_budget_exceeded`.
  */
 export function buildContext(input: ContextInput): BuiltContext {
   const verbatim = input.threads.flatMap((t) => verbatimOf(t, input.nActiveTurns)).sort((a, b) => a.metadata.seq - b.metadata.seq);
   const turns = verbatim.map(toContextTurn);
   const handoff = input.handoff ?? null;
+  const slots = [...(input.slots ?? [])];
 
   let profile = input.profile;
   let recentSessions = [...input.recentSessions];
   let otherAgents = [...(input.otherAgents ?? [])];
   for (;;) {
-    const text = renderContext({ profile, recentSessions, handoff, otherAgents, summary: input.summary, turns: verbatim });
+    const text = renderContext({ profile, recentSessions, handoff, otherAgents, slots, summary: input.summary, turns: verbatim });
     const tokens = input.countTokens(text);
     const sections = {
       profile,
       recentSessions,
       ...(input.handoff !== undefined && { handoff }),
       ...(input.otherAgents !== undefined && { otherAgents }),
+      slots,
       summary: input.summary,
       turns,
     };
@@ -77,7 +83,7 @@ export function buildContext(input: ContextInput): BuiltContext {
     else if (profile !== null) profile = null;
     else if (otherAgents.length > 0) otherAgents = otherAgents.slice(0, -1);
     else {
-      throw new MemoryError('context_budget_exceeded', `The session's summary and unsummarised turns need ${tokens} tokens; maxTokens is ${input.maxTokens}`, {
+      throw new MemoryError('context_budget_exceeded', `The session's slots, handoff, summary and unsummarised turns need ${tokens} tokens; maxTokens is ${input.maxTokens}`, {
         requiredTokens: tokens,
         maxTokens: input.maxTokens,
       });
@@ -90,12 +96,14 @@ interface Shown {
   recentSessions: readonly RecentSession[];
   handoff: ContextHandoff | null;
   otherAgents: readonly OtherAgent[];
+  slots: readonly ContextSlot[];
   summary: string;
   turns: readonly TurnAppended[];
 }
 
-function renderContext({ profile, recentSessions, handoff, otherAgents, summary, turns }: Shown): string {
+function renderContext({ profile, recentSessions, handoff, otherAgents, slots, summary, turns }: Shown): string {
   const blocks: string[] = [];
+  if (handoff) blocks.push(renderHandoff(handoff));
   if (profile || recentSessions.length > 0) {
     const init = ['<session_initialization>'];
     if (profile) init.push('### Key Insights', profile);
@@ -105,7 +113,7 @@ function renderContext({ profile, recentSessions, handoff, otherAgents, summary,
     init.push('</session_initialization>');
     blocks.push(init.join('\n'));
   }
-  if (handoff) blocks.push(renderHandoff(handoff));
+  if (slots.length > 0) blocks.push(`### Slots\n${slots.map((s) => `- ${s.name} (${s.scope}): ${JSON.stringify(s.value)}`).join('\n')}`);
   if (otherAgents.length > 0) blocks.push(`### Other Agents\n${otherAgents.map((a) => `- ${a.agentId}: ${a.summary}`).join('\n')}`);
   if (summary) blocks.push(`### Conversation Summary\n${summary}`);
   if (turns.length > 0) blocks.push(`### Active Conversation\n${turns.map(renderTurn).join('\n')}`);

@@ -16,6 +16,8 @@ import { PostgresForgetStore } from '../adapters/postgres/forget.js';
 import type { ApiKeyStore } from '../application/auth.js';
 import { PostgresApiKeyStore } from '../adapters/postgres/api-keys.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
+import type { SlotStore } from '../application/slot-ports.js';
+import { PostgresSlotStore } from '../adapters/postgres/slots.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -36,6 +38,8 @@ export interface Runtime extends Deps {
   /** API keys (hashes) and the authenticator of AUTH_MODE that every HTTP route and the /mcp endpoint use. */
   apiKeys: ApiKeyStore;
   auth: Authenticator;
+  /** Slots (core memory): one event stream per slot. */
+  slots: SlotStore;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
@@ -61,7 +65,7 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
   return blobs;
 }
 
-async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys'> & Stores & { artifacts: ArtifactStore }> {
+async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys' | 'slots'> & Stores & { artifacts: ArtifactStore }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -71,12 +75,14 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     const { COSMOS_CONTAINERS } = await import('../adapters/cosmos/containers.js');
     const { CosmosForgetStore } = await import('../adapters/cosmos/forget.js');
     const { CosmosApiKeyStore } = await import('../adapters/cosmos/api-keys.js');
+    const { CosmosSlotStore } = await import('../adapters/cosmos/slots.js');
     return {
       backend: 'cosmos',
       ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }),
       artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)),
       forgets: new CosmosForgetStore(database),
       apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)),
+      slots: new CosmosSlotStore(database.container(COSMOS_CONTAINERS.slots.name)),
     };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
@@ -95,6 +101,7 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     artifacts: new PostgresArtifactStore(db),
     forgets: new PostgresForgetStore(db, snapshots),
     apiKeys: new PostgresApiKeyStore(db),
+    slots: new PostgresSlotStore(db),
   };
 }
 

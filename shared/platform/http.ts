@@ -17,6 +17,8 @@ const STATUS: Record<ErrorCode, number> = {
   session_ended: 409,
   forget_in_progress: 409,
   payload_too_large: 413,
+  precondition_failed: 412,
+  scope_owner_required: 422,
   method_not_allowed: 405,
   unsupported_media_type: 415,
   misdirected_request: 421,
@@ -35,6 +37,8 @@ const TITLE: Record<ErrorCode, string> = {
   session_ended: 'The session has ended',
   forget_in_progress: 'The memory is being forgotten',
   payload_too_large: 'The request body is too large',
+  precondition_failed: 'The precondition does not hold',
+  scope_owner_required: 'The scope needs its owner',
   method_not_allowed: 'The method is not allowed on this route',
   unsupported_media_type: 'The request body must be JSON',
   misdirected_request: 'This server does not answer to that host name',
@@ -81,10 +85,20 @@ async function readJson(req: HttpRequest, maxBytes: number): Promise<unknown> {
 /** The largest body a route built by httpHandler takes: 0 when it takes none (the local host refuses bodies by it). */
 export const bodyLimitOf = (handler: unknown): number | undefined => (handler as { bodyLimit?: () => number }).bodyLimit?.();
 
-interface Spec<P, Q, B> {
+/** A use case's result with its own status or response headers (an ETag, say); any other result is the JSON body. */
+export class Reply<T> {
+  constructor(
+    readonly body: T,
+    readonly init: { status?: number; headers?: Record<string, string> } = {},
+  ) {}
+}
+
+interface Spec<P, Q, B, H = undefined> {
   params?: ZodType<P>;
   query?: ZodType<Q>;
   body?: ZodType<B>;
+  /** Request headers the route reads (If-Match, ...), by their lower-case names. */
+  headers?: ZodType<H>;
   /** Success status; 200 unless said. */
   status?: number;
   /** Largest body this route takes (MAX_REQUEST_BYTES unless said), read when the request arrives. */
@@ -97,7 +111,7 @@ interface Spec<P, Q, B> {
  * Wraps a use case as an HTTP handler: validates route params, query and JSON body with zod, runs the use case,
  * returns JSON, and maps every failure to problem+json with a stable code. Logs ids and codes, never bodies.
  */
-export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { params: P; query: Q; body: B; principal: Principal }, ctx: InvocationContext) => Promise<R>) {
+export function httpHandler<P, Q, B, R, H = undefined>(spec: Spec<P, Q, B, H>, run: (input: { params: P; query: Q; body: B; headers: H; principal: Principal }, ctx: InvocationContext) => Promise<R>) {
   const bodyLimit = () => (spec.body ? (spec.maxBodyBytes?.() ?? settings().MAX_REQUEST_BYTES) : 0);
   const handler = async (req: HttpRequest, ctx: InvocationContext): Promise<HttpResponseInit> => {
     try {
@@ -106,9 +120,11 @@ export function httpHandler<P, Q, B, R>(spec: Spec<P, Q, B>, run: (input: { para
       if (!spec.body && announcesBody(req.headers.get('content-length'), req.headers.get('transfer-encoding'))) throw bodyNotTaken();
       const params = parse(spec.params, req.params, 'path');
       const query = parse(spec.query, Object.fromEntries(req.query), 'query');
+      const headers = parse(spec.headers, Object.fromEntries(req.headers), 'header');
       const body = spec.body ? parse(spec.body, await readJson(req, bodyLimit()), 'body') : (undefined as B);
       authorizeAgents(principal, bodyAgents(body));
-      const result = await run({ params, query, body, principal }, ctx);
+      const result = await run({ params, query, body, headers, principal }, ctx);
+      if (result instanceof Reply) return { status: result.init.status ?? spec.status ?? 200, jsonBody: result.body, ...(result.init.headers && { headers: result.init.headers }) };
       return { status: spec.status ?? 200, jsonBody: result };
     } catch (error) {
       if (error instanceof MemoryError) {

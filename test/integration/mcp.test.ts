@@ -8,6 +8,7 @@ import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody }
 import { ContextQuery } from '../../shared/contracts/context.js';
 import { SessionKey } from '../../shared/contracts/ids.js';
 import { HandoffBody } from '../../shared/contracts/sessions.js';
+import { PutSlotBody, SlotParams, SlotQuery } from '../../shared/contracts/slots.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { createMcpServer } from '../../shared/platform/mcp/server.js';
 import { memoryRuntime } from '../support/runtime.js';
@@ -37,7 +38,7 @@ const textOf = (result: CallToolResult, i = 0) => {
 describe('MCP server (SDK client over the in-memory transport)', () => {
   it('lists the tools', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_context', 'handoff', 'retrieve_memory', 'search_memory', 'store_memory']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_context', 'handoff', 'retrieve_memory', 'search_memory', 'slot_get', 'slot_set', 'store_memory']);
   });
 
   it('takes the same fields as the HTTP contracts it is derived from, plus the ids of the path', async () => {
@@ -50,6 +51,8 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
       search_memory: keys({ userId: 0 }, SearchMemoriesQuery.shape),
       get_context: keys(SessionKey.shape, ContextQuery.shape),
       handoff: keys(SessionKey.shape, HandoffBody.shape),
+      slot_get: keys(SlotParams.shape, SlotQuery.shape),
+      slot_set: keys(SlotParams.shape, SlotQuery.shape, PutSlotBody.shape, { expectedVersion: 0 }),
     });
     const ttlSeconds = tools.find((t) => t.name === 'store_memory')?.inputSchema.properties?.['ttlSeconds'];
     expect(ttlSeconds).toMatchObject({ minimum: 60, maximum: 31_536_000, description: expect.stringMatching(/seconds/) });
@@ -67,6 +70,19 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
     const found = JSON.parse(textOf(await call('search_memory', { userId: 'mcp-u1', query: 'which database port?' }))) as { hits: { key: string; excerpt: string }[] };
     expect(found.hits[0]?.key).toBe(stored.key);
     expect(JSON.parse(textOf(await call('search_memory', { userId: 'mcp-u2', query: 'database port' })))).toEqual({ hits: [] });
+  });
+
+  it('slot_set with an expected version, slot_get; a stale version is precondition_failed and changes nothing', async () => {
+    const set = async (args: Record<string, unknown>) => call('slot_set', { userId: 'mcp-slots', name: 'task_plan', ...args });
+    const created = JSON.parse(textOf(await set({ value: { steps: ['a'] }, expectedVersion: 0 }))) as { version: number };
+    expect(created.version).toBe(1);
+    expect(textOf(await set({ value: 'again', expectedVersion: 0 }))).toMatch(/^precondition_failed:/);
+    expect(JSON.parse(textOf(await set({ value: { steps: ['a', 'b'] }, expectedVersion: 1 })))).toMatchObject({ version: 2 });
+    const stale = await set({ value: 'lost', expectedVersion: 1 });
+    expect(stale.isError).toBe(true);
+    expect(textOf(stale)).toMatch(/^precondition_failed:/);
+    expect(JSON.parse(textOf(await call('slot_get', { userId: 'mcp-slots', name: 'task_plan' })))).toMatchObject({ value: { steps: ['a', 'b'] }, version: 2 });
+    expect(textOf(await call('slot_get', { userId: 'mcp-slots', name: 'task_plan', scope: 'private' }))).toMatch(/^scope_owner_required:/);
   });
 
   it('reports bad input as tool errors with the stable code', async () => {
@@ -115,5 +131,22 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
     const self = await call('handoff', { ...key, fromAgentId: 'planner', toAgentId: 'planner' });
     expect(self.isError).toBe(true);
     expect(textOf(self)).toMatch(/^validation_failed:/);
+  });
+});
+
+describe('MCP slot tools check the principal like the routes', () => {
+  it('an agent-bound principal writes its own private slots, not another agent\'s, and no global slot', async () => {
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(runtime, { via: 'apikey', subject: 'key:test', allUsers: false, userId: 'mcp-agent-user', agentId: 'planner' }).connect(serverTransport);
+    const agent = new Client({ name: 'agent-client', version: '1.0.0' });
+    await agent.connect(clientTransport);
+    const callAs = async (name: string, args: Record<string, unknown>) => (await agent.callTool({ name, arguments: args })) as CallToolResult;
+    const base = { userId: 'mcp-agent-user', name: 'notes', scope: 'private' };
+    expect(JSON.parse(textOf(await callAs('slot_set', { ...base, value: 'mine' })))).toMatchObject({ agentId: 'planner', version: 1 });
+    expect(textOf(await callAs('slot_set', { ...base, value: 'theirs', agentId: 'writer' }))).toMatch(/^forbidden:/);
+    expect(textOf(await callAs('slot_set', { ...base, scope: 'global', value: 'x' }))).toMatch(/^forbidden:/);
+    expect(textOf(await callAs('slot_get', { ...base, userId: 'someone-else' }))).toMatch(/^forbidden:/);
+    expect(JSON.parse(textOf(await callAs('slot_get', base)))).toMatchObject({ value: 'mine' });
+    await agent.close();
   });
 });

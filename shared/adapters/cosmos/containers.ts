@@ -42,6 +42,11 @@ export const COSMOS_CONTAINERS = {
   },
   insights: { name: 'insights', partitionKey: '/userId', defaultTtl: -1, vectorPaths: ['/insightVector'], fullTextPaths: ['/text'], compositeIndexes: [] },
   artifacts: { name: 'artifacts', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: ['/description'], compositeIndexes: [] },
+  /**
+   * Slot streams (core memory), one immutable item per event; global slots in the partition `~global`. TTL off: an expired
+   * slot is filtered by its readers, since a newer event expiring must never leave an older one as the stream's latest.
+   */
+  slots: { name: 'slots', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [['/stream', '/version']] },
   /** Forget tombstones (shared/adapters/cosmos/forget.ts): one per forget in progress, deleted when it has completed. */
   forgets: { name: 'forgets', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
   /** API keys (hashes only), one item per key: `/id` = the key id, read by point reads. */

@@ -30,8 +30,9 @@ const USER_TABLES = [
   'artifacts',
   'artifact_snapshots',
   'artifact_blob_deletions',
+  'slot_events',
 ] as const;
-const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts'] as const;
+const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts', 'slot_events'] as const;
 
 export class PostgresForgetStore implements ForgetStore {
   readonly refusesWritesItself = true;

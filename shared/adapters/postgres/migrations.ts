@@ -508,6 +508,30 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX sessions_set_aside ON sessions (user_id) WHERE doc ? 'setAside';
     `,
   },
+  {
+    version: 17,
+    name: 'slots (core memory): one event stream per slot',
+    sql: `
+      -- One row per SlotWritten / SlotDeleted event; a slot is the latest row of its stream (user_id, scope, owner, name).
+      -- The primary key is the optimistic append: two writers that decided the same version, one insert wins.
+      -- user_id is the slot's user, or '~global' for global slots (not an Id, so no user id collides with it).
+      -- owner: the agentId (private), the sessionId (session), '' (user, global); session_id is set for session slots
+      -- only, so a session forget removes them. sort_key (C collation) orders the listing and its cursor.
+      CREATE TABLE slot_events (
+        user_id    text NOT NULL,
+        scope      text NOT NULL,
+        owner      text NOT NULL,
+        name       text NOT NULL,
+        version    integer NOT NULL CHECK (version > 0),
+        session_id text,
+        sort_key   text COLLATE "C" NOT NULL,
+        event      jsonb NOT NULL,
+        PRIMARY KEY (user_id, scope, owner, name, version)
+      );
+      CREATE INDEX slot_events_heads ON slot_events (user_id, sort_key, version DESC);
+      CREATE TRIGGER slot_events_forget_guard BEFORE INSERT OR UPDATE ON slot_events FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -8,6 +8,8 @@ import { getContext } from '../../application/get-context.js';
 import { recordHandoff } from '../../application/handoff.js';
 import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody } from '../../contracts/artifacts.js';
 import { ContextQuery } from '../../contracts/context.js';
+import { PutSlotBody, SlotParams, SlotQuery } from '../../contracts/slots.js';
+import { getSlot, putSlot } from '../../application/slots.js';
 import { Id, SessionKey } from '../../contracts/ids.js';
 import { HandoffBody } from '../../contracts/sessions.js';
 import { MemoryError } from '../../domain/errors.js';
@@ -31,6 +33,7 @@ async function run(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
 
 /**
  * The MCP face of detail memory (seed 002's wrapper) over artifacts: store_memory, retrieve_memory, search_memory and get_context,
+ * plus slot_get and slot_set (core memory),
  * each calling the use case behind the HTTP API. Tools take the userId like the API's path does, and each checks it
  * (and any agentId) against the caller's principal as the HTTP routes do. Over stdio the caller is the local process
  * that started the server, trusted with every user (LOCAL_PRINCIPAL); over HTTP it is whoever authenticated.
@@ -102,6 +105,36 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
       inputSchema: { ...SessionKey.shape, ...HandoffBody.shape },
     },
     ({ userId, sessionId, ...input }) => runFor(userId, input.fromAgentId, async () => text(await recordHandoff(runtime, { userId, sessionId }, HandoffBody.parse(input)))),
+  );
+
+  server.registerTool(
+    'slot_get',
+    {
+      description:
+        "Read a slot (core memory): a small named JSON value such as user_profile or task_plan. scope: private (this agent's; needs agentId), session (every agent of the session; needs sessionId), user (default), global. Returns value and version.",
+      inputSchema: { ...SlotParams.shape, ...SlotQuery.shape },
+    },
+    ({ userId, name, ...query }) => runFor(userId, query.agentId, async () => text(await getSlot(runtime, principal, userId, name, SlotQuery.parse(query)))),
+  );
+
+  server.registerTool(
+    'slot_set',
+    {
+      description:
+        'Write a slot (core memory). expectedVersion: the version you read (the write fails with precondition_failed if the slot changed since), or 0 to create only; omit it to overwrite. Returns the slot with its new version.',
+      inputSchema: {
+        ...SlotParams.shape,
+        ...SlotQuery.shape,
+        ...PutSlotBody.shape,
+        expectedVersion: z.number().int().nonnegative().optional().describe('The version the write expects the slot to be at; 0 = the slot must not exist yet.'),
+      },
+    },
+    ({ userId, name, expectedVersion, value, ttlClass, ...query }) =>
+      runFor(userId, query.agentId, async () => {
+        const condition = expectedVersion === undefined ? {} : expectedVersion === 0 ? { ifNoneMatch: '*' as const } : { ifMatch: expectedVersion };
+        const { slot } = await putSlot(runtime, principal, userId, name, SlotQuery.parse(query), PutSlotBody.parse({ value, ...(ttlClass && { ttlClass }) }), condition);
+        return text(slot);
+      }),
   );
 
   return server;

@@ -88,6 +88,8 @@ function bodyFor(route: HttpRoute, caller: Caller): object | undefined {
       return { keys: ['k1'] };
     case 'http-snapshot-restore':
       return { agentId: 'planner' };
+    case 'http-slot-put':
+      return { value: marker };
     default:
       return route.method === 'POST' || route.method === 'PUT' ? {} : undefined;
   }
@@ -126,7 +128,7 @@ describe('authorization property: random principals × random routes', () => {
     // No write got through to a user its caller may not act on (and some writes did get through, so this can fail).
     let written = 0;
     for (const userId of USERS) {
-      const stored = JSON.stringify([await runtime.events.read({ userId, sessionId: 's1' }, 0), await runtime.detail.artifacts.list(userId, {}, 200, new Date())]);
+      const stored = JSON.stringify([await runtime.events.read({ userId, sessionId: 's1' }, 0), await runtime.detail.artifacts.list(userId, {}, 200, new Date()), await runtime.slots.heads([userId], 200)]);
       const writers = [...stored.matchAll(/written-by-([a-z-]+)/g)].map((m) => m[1]!);
       const intruders = writers.filter((name) => !mayAccess(callers.find((c) => c.name === name)!, userId));
       expect(intruders, userId).toEqual([]);
