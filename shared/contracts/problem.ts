@@ -22,6 +22,8 @@ export const ErrorCode = z.enum([
   /** The body did not arrive in time (408). */
   'request_timeout',
   'context_budget_exceeded',
+  /** A scope without what it needs: `private` without an agentId, `session` without a sessionId (422). */
+  'scope_incomplete',
   'upstream_unavailable',
   'internal',
 ]);

@@ -22,6 +22,7 @@ const STATUS: Record<ErrorCode, number> = {
   misdirected_request: 421,
   request_timeout: 408,
   context_budget_exceeded: 422,
+  scope_incomplete: 422,
   upstream_unavailable: 503,
   internal: 500,
 };
@@ -40,6 +41,7 @@ const TITLE: Record<ErrorCode, string> = {
   misdirected_request: 'This server does not answer to that host name',
   request_timeout: 'The request body did not arrive in time',
   context_budget_exceeded: 'The context does not fit the token budget',
+  scope_incomplete: 'The scope does not name its agent or session',
   upstream_unavailable: 'A backing service is unavailable',
   internal: 'Internal error',
 };
