@@ -17,8 +17,8 @@ type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Parti
  * provenance (session, turn ids, seq range, time).
  *
  * Artifacts are scoped: only those `viewer` may see are searched (by default the request's agent and session, without
- * handoff grants; see viewerFor). For artifacts the request's agentId and sessionId name who reads rather than filter
- * by creator: an agent finds the user-wide, its session's, its own and the handed-over ones.
+ * handoff grants; the HTTP route passes viewerFor's). The request's sessionId and agentId still filter them by
+ * provenance, as they filter every other source.
  */
 export async function searchFacts(deps: SearchDeps, userId: string, body: FactSearchBody, viewer?: Viewer): Promise<FactSearchResult> {
   const reader: Viewer = viewer ?? { userId, ...(body.agentId && { agentId: body.agentId }), ...(body.sessionId && { sessionId: body.sessionId }) };
@@ -56,8 +56,8 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     {
       turns: lists(turnLists, retrievers, turnCandidate),
       interactions: lists(windowLists, windowRankings, windowCandidate),
-      // The artifact search applies the viewer, not the query's time range: applied here.
-      artifacts: artifacts.filter((a) => inPeriod(a, query.filters)).map(artifactFact),
+      // The artifact search applies the viewer, not the query's filters: applied here.
+      artifacts: artifacts.filter((a) => matchesFilters(a, query.filters)).map(artifactFact),
       insights: lists(insights, retrievers, insightFact),
       sessionSummaries: lists(summaries, retrievers, sessionSummaryFact),
     },
@@ -85,8 +85,8 @@ async function insightAndSummaryLists(
   return { insights: insightLists, summaries: summaryLists };
 }
 
-function inPeriod(a: MemoryHit, f: SearchQuery['filters']): boolean {
-  return (!f.from || a.createdAt >= new Date(f.from).toISOString()) && (!f.to || a.createdAt <= new Date(f.to).toISOString());
+function matchesFilters(a: MemoryHit, f: SearchQuery['filters']): boolean {
+  return (!f.sessionId || a.sessionId === f.sessionId) && (!f.agentId || a.agentId === f.agentId) && (!f.from || a.createdAt >= new Date(f.from).toISOString()) && (!f.to || a.createdAt <= new Date(f.to).toISOString());
 }
 
 const artifactFact = (a: MemoryHit): FactDraft => ({
