@@ -10,8 +10,8 @@ import { httpHandler } from '../shared/platform/http.js';
 /** Room for the JSON escaping of an artifact at the maximum size; the content itself is checked against ARTIFACT_MAX_BYTES (413). */
 const maxBodyBytes = () => Math.max(settings().MAX_REQUEST_BYTES, settings().ARTIFACT_MAX_BYTES * 2 + 65_536);
 
-export const handler = httpHandler({ params: z.object({ userId: Id }), body: StoreMemoryBody, status: 201, maxBodyBytes }, async ({ params, body }) =>
-  storeMemory(await getRuntime(), params.userId, body),
+export const handler = httpHandler({ params: z.object({ userId: Id }), body: StoreMemoryBody, status: 201, maxBodyBytes }, async ({ params, body, principal }) =>
+  storeMemory(await getRuntime(), principal, params.userId, body),
 );
 
 export default defineFunction({ name: 'http-memories-create', trigger: http('POST', 'v1/users/{userId}/memories'), handler });

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { ArtifactRecord, ArtifactSummary, ContentKind, CreateSnapshotBody, GetMemoryQuery, ListMemoriesQuery, RestoreSnapshotBody, StoreMemoryBody } from '../contracts/artifacts.js';
+import { GLOBAL_OWNER, type ArtifactRecord, type ArtifactSummary, type ContentKind, type CreateSnapshotBody, type GetMemoryQuery, type ListMemoriesQuery, type RestoreSnapshotBody, type StoreMemoryBody } from '../contracts/artifacts.js';
+import type { Scope } from '../contracts/scopes.js';
 import { describeContent, detectContentKind } from '../domain/compaction.js';
 import { MemoryError, notFound } from '../domain/errors.js';
+import { canSee, type Viewer } from '../domain/scopes.js';
 import { countContentTokens } from '../domain/memory-ref.js';
 import { artifactExpiresAt, DEFAULT_ARTIFACT_TTL_CLASS, isExpired, type TtlClass } from '../domain/retention.js';
 import { countTokens } from '../domain/tokens.js';
@@ -10,6 +12,8 @@ import type { DetailMemory } from './artifact-ports.js';
 import type { ChatModel, Clock, Ids } from './ports.js';
 import { refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
+import { forbidden, type Principal } from './auth.js';
+import { isAdmin } from './viewer.js';
 
 export interface ArtifactDeps {
   detail: DetailMemory;
@@ -33,6 +37,8 @@ export interface NewArtifact {
   contentKind?: ContentKind;
   sessionId?: string;
   agentId?: string;
+  /** Who may see it (default `user`); a `global` artifact is stored with the userId GLOBAL_OWNER. */
+  scope?: Scope;
   turnId?: string;
   restoredFrom?: ArtifactRecord['restoredFrom'];
   /** Already counted by the caller (offload counts to decide). */
@@ -86,6 +92,7 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
   const record: ArtifactRecord = {
     userId,
     key,
+    scope: input.scope ?? 'user',
     type: input.type,
     tags: input.tags ?? [],
     description: input.description ?? describeContent(input.content, contentKind, input.source),
@@ -164,9 +171,21 @@ export async function readContent(detail: DetailMemory, record: ArtifactRecord):
   return (await detail.blobs.get(record.storage.blobName)).toString('utf8');
 }
 
-/** A live artifact; an expired one is not_found exactly like an unknown key. */
-async function mustGet(deps: ReadDeps, userId: string, key: string): Promise<ArtifactRecord> {
-  const record = await deps.detail.artifacts.get(userId, key, nowOf(deps));
+/**
+ * The live artifact under `key` the viewer may see: the user's own, else the global one under that key (a user's key
+ * shadows a global one for that user). One it may not see is not_found exactly like an unknown or expired key: the
+ * answer does not reveal that it exists.
+ */
+export async function findVisible(deps: ReadDeps, viewer: Viewer, key: string): Promise<ArtifactRecord | null> {
+  const now = nowOf(deps);
+  const own = await deps.detail.artifacts.get(viewer.userId, key, now);
+  if (own && canSee(own, viewer)) return own;
+  const global = await deps.detail.artifacts.get(GLOBAL_OWNER, key, now);
+  return global && canSee(global, viewer) ? global : null;
+}
+
+async function mustSee(deps: ReadDeps, viewer: Viewer, key: string): Promise<ArtifactRecord> {
+  const record = await findVisible(deps, viewer, key);
   if (!record) throw notFound(`Memory ${key}`);
   return record;
 }
@@ -187,9 +206,30 @@ async function describeForGoal(chat: ChatModel | undefined, content: string, kin
   return description.replace(/\s+/g, ' ').replace(/\[|\]/g, '').trim();
 }
 
-export async function storeMemory(deps: ArtifactDeps & { chat?: ChatModel; forgets?: ForgetStore }, userId: string, body: StoreMemoryBody): Promise<ArtifactSummary> {
-  // Nothing is stored for a user (or session) being forgotten: 409 forget_in_progress.
-  await refuseWhileForgetting(deps, { userId, sessionId: body.sessionId ?? '' }, 'before');
+/**
+ * The scope of a new memory and the owner it is stored under: `private` needs an agent (the body's, else the
+ * agent-bound principal's) and `session` a sessionId (422 scope_owner_required otherwise); `global` needs an admin
+ * principal (403) and is stored under GLOBAL_OWNER, belonging to no user.
+ */
+function placeOf(principal: Principal, userId: string, body: Pick<StoreMemoryBody, 'agentId' | 'sessionId'> & { scope?: Scope | undefined }) {
+  const scope = body.scope ?? 'user';
+  const agentId = body.agentId ?? (scope === 'private' ? principal.agentId : undefined);
+  const incomplete = (path: string, message: string) => new MemoryError('scope_owner_required', message, { errors: [{ path, message }] });
+  if (scope === 'private' && agentId === undefined) throw incomplete('body.agentId', 'scope private needs the agentId it belongs to');
+  if (scope === 'session' && body.sessionId === undefined) throw incomplete('body.sessionId', 'scope session needs the sessionId it belongs to');
+  if (scope === 'global' && !isAdmin(principal)) throw forbidden('Only an admin principal (all users, bound to no agent) writes global memories');
+  return { scope, owner: scope === 'global' ? GLOBAL_OWNER : userId, ...(agentId !== undefined && { agentId }) };
+}
+
+export async function storeMemory(
+  deps: ArtifactDeps & { chat?: ChatModel; forgets?: ForgetStore },
+  principal: Principal,
+  userId: string,
+  body: Omit<StoreMemoryBody, 'scope'> & { scope?: Scope | undefined },
+): Promise<ArtifactSummary> {
+  const { scope, owner, agentId } = placeOf(principal, userId, body);
+  // Nothing is stored for a user (or session) being forgotten: 409 forget_in_progress. Global memory is no user's.
+  if (scope !== 'global') await refuseWhileForgetting(deps, { userId, sessionId: body.sessionId ?? '' }, 'before');
   const content = typeof body.content === 'string' ? body.content : JSON.stringify(body.content, null, 2);
   if (content.trim() === '') throw new MemoryError('validation_failed', 'content must not be empty', { errors: [{ path: 'body.content', message: 'must not be empty' }] });
   const bytes = Buffer.byteLength(content, 'utf8');
@@ -198,8 +238,9 @@ export async function storeMemory(deps: ArtifactDeps & { chat?: ChatModel; forge
   }
   const contentKind = body.contentKind ?? (typeof body.content === 'string' ? detectContentKind(content) : 'json');
   const description = body.description ?? (await describeForGoal(deps.chat, content, contentKind, body.goal, body.source));
-  const record = await storeArtifact(deps, userId, {
+  const record = await storeArtifact(deps, owner, {
     content,
+    scope,
     type: body.type,
     tags: body.tags,
     ttlClass: body.ttlClass ?? DEFAULT_ARTIFACT_TTL_CLASS.stored,
@@ -209,7 +250,7 @@ export async function storeMemory(deps: ArtifactDeps & { chat?: ChatModel; forge
     ...(description && { description }),
     contentKind,
     ...(body.sessionId && { sessionId: body.sessionId }),
-    ...(body.agentId && { agentId: body.agentId }),
+    ...(agentId && { agentId }),
   });
   return summarise(record);
 }
@@ -221,20 +262,23 @@ export interface RetrievedMemory extends ArtifactSummary {
   lines?: { kept: number; total: number };
 }
 
-export async function retrieveMemory(deps: ReadDeps, userId: string, key: string, query: GetMemoryQuery): Promise<RetrievedMemory> {
-  const record = await mustGet(deps, userId, key);
+export async function retrieveMemory(deps: ReadDeps, viewer: Viewer, key: string, query: Pick<GetMemoryQuery, 'transform' | 'n' | 'pattern'>): Promise<RetrievedMemory> {
+  const record = await mustSee(deps, viewer, key);
   const content = await readContent(deps.detail, record);
   const view = applyTransform(content, record.contentKind, query);
   return { ...summarise(record), transform: query.transform, ...view };
 }
 
-export async function listMemories(deps: ReadDeps, userId: string, query: ListMemoriesQuery): Promise<{ items: ArtifactSummary[]; nextCursor: string | null }> {
-  const { limit, cursor, ...filter } = query;
+/** The artifacts the viewer may see (its user's that their scope admits, and the global ones), newest first. */
+export async function listMemories(deps: ReadDeps, viewer: Viewer, query: ListMemoriesQuery): Promise<{ items: ArtifactSummary[]; nextCursor: string | null }> {
+  // agentId and sessionId name the viewer (already in `viewer`), not a filter.
+  const { limit, cursor, type, source, tags, from, to, scope } = query;
+  const filter = { ...(type && { type }), ...(source && { source }), ...(tags && { tags }), ...(from && { from }), ...(to && { to }), ...(scope && { scope }) };
   if (filter.from && filter.to && Date.parse(filter.from) > Date.parse(filter.to)) {
     throw new MemoryError('validation_failed', 'from must not be after to', { errors: [{ path: 'query.from', message: 'after to' }] });
   }
   const page = await deps.detail.artifacts.list(
-    userId,
+    viewer,
     {
       ...filter,
       ...(filter.from && { from: new Date(filter.from).toISOString() }),
@@ -247,10 +291,14 @@ export async function listMemories(deps: ReadDeps, userId: string, query: ListMe
   return { items: page.items.map(summarise), nextCursor: page.nextCursor };
 }
 
-/** Deletes a live artifact and its blob; an expired one is not_found like an unknown key (the sweep removes it). */
-export async function deleteMemory(deps: ReadDeps, userId: string, key: string): Promise<{ key: string; deleted: true }> {
-  await mustGet(deps, userId, key);
-  const removed = await deps.detail.artifacts.delete(userId, key);
+/**
+ * Deletes a live artifact the viewer may see, and its blob; one it may not see, or an expired one, is not_found like
+ * an unknown key (the sweep removes expired ones). A global one only an admin principal deletes (403).
+ */
+export async function deleteMemory(deps: ReadDeps, principal: Principal, viewer: Viewer, key: string): Promise<{ key: string; deleted: true }> {
+  const found = await mustSee(deps, viewer, key);
+  if (found.scope === 'global' && !isAdmin(principal)) throw forbidden('Only an admin principal (all users, bound to no agent) deletes global memories');
+  const removed = await deps.detail.artifacts.delete(found.userId, key);
   if (!removed) throw notFound(`Memory ${key}`);
   if (removed.storage.kind === 'blob' && deps.detail.blobs) await deps.detail.blobs.delete(removed.storage.blobName);
   return { key, deleted: true };
@@ -261,10 +309,10 @@ export interface MemoryHit extends ArtifactSummary {
   excerpt: string;
 }
 
-/** Text search over the user's live artifacts (descriptions and inline contents): every query word that matches scores. */
-export async function searchMemories(deps: ReadDeps, userId: string, query: string, limit = 5): Promise<MemoryHit[]> {
+/** Text search over the live artifacts the viewer may see (descriptions and inline contents): every query word that matches scores. */
+export async function searchMemories(deps: ReadDeps, viewer: Viewer, query: string, limit = 5): Promise<MemoryHit[]> {
   const terms = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}_.-]+/u).filter((t) => t.length >= 2))].slice(0, 16);
-  const candidates = await deps.detail.artifacts.search(userId, terms, 200, nowOf(deps));
+  const candidates = await deps.detail.artifacts.search(viewer, terms, 200, nowOf(deps));
   const scored = candidates.map((record) => {
     const description = record.description.toLowerCase();
     const content = record.storage.kind === 'inline' ? record.storage.content.toLowerCase() : '';
@@ -279,28 +327,44 @@ export async function searchMemories(deps: ReadDeps, userId: string, query: stri
 
 // --- snapshot / restore: hand chosen artifacts to a sub-agent ---
 
-export async function createSnapshot(deps: ArtifactDeps, userId: string, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
+/**
+ * A snapshot of artifacts the viewer (its creator) may see; a key it may not see is reported unknown like a missing
+ * one (404), so a snapshot never hands on more than its creator sees. Keys found in the global partition are recorded
+ * as such, so a restore copies exactly what the creator saw.
+ */
+export async function createSnapshot(deps: ArtifactDeps, viewer: Viewer, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
   const keys = [...new Set(body.keys)];
   const now = deps.clock.now();
-  const missing = (await Promise.all(keys.map(async (k) => ((await deps.detail.artifacts.get(userId, k, now)) ? null : k)))).filter((k) => k !== null);
+  const found = await Promise.all(keys.map(async (key) => ({ key, record: await findVisible(deps, viewer, key) })));
+  const missing = found.filter((f) => !f.record).map((f) => f.key);
   if (missing.length > 0) throw new MemoryError('not_found', `Unknown memory keys: ${missing.join(', ')}`, { missing });
-  const snapshot = { userId, snapshotId: `snap-${deps.ids.newId()}`, keys, createdAt: now.toISOString(), ...(body.agentId && { agentId: body.agentId }) };
+  const globalKeys = found.filter((f) => f.record?.userId === GLOBAL_OWNER).map((f) => f.key);
+  const snapshot = {
+    userId: viewer.userId,
+    snapshotId: `snap-${deps.ids.newId()}`,
+    keys,
+    createdAt: now.toISOString(),
+    ...(body.agentId && { agentId: body.agentId }),
+    ...(globalKeys.length > 0 && { globalKeys }),
+  };
   await deps.detail.artifacts.putSnapshot(snapshot);
   return { snapshotId: snapshot.snapshotId, keys, createdAt: snapshot.createdAt };
 }
 
 /**
- * Copies a snapshot's artifacts into `agentId`'s view (listable with `agentId=`). The copies' keys derive from
- * snapshot, key and agent, so restoring twice is harmless. An artifact deleted or expired since the snapshot is reported
- * missing; a copy expires when its source does.
+ * Copies a snapshot's artifacts for `agentId`: each copy is `private` to that agent, so it sees exactly the restored
+ * copies and no other agent does (a `sessionId` is recorded on the copies, as provenance; it does not widen them). The
+ * copies' keys derive from snapshot, key and agent, so restoring twice is harmless. An artifact deleted or expired
+ * since the snapshot is reported missing; a copy expires when its source does.
  */
 export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapshotId: string, body: RestoreSnapshotBody) {
   const snapshot = await deps.detail.artifacts.getSnapshot(userId, snapshotId);
   if (!snapshot) throw notFound(`Snapshot ${snapshotId}`);
+  const globalKeys = new Set(snapshot.globalKeys ?? []);
   const restored: { from: string; key: string }[] = [];
   const missing: string[] = [];
   for (const key of snapshot.keys) {
-    const source = await deps.detail.artifacts.get(userId, key, deps.clock.now());
+    const source = await deps.detail.artifacts.get(globalKeys.has(key) ? GLOBAL_OWNER : userId, key, deps.clock.now());
     if (!source) {
       missing.push(key);
       continue;
@@ -312,6 +376,7 @@ export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapsh
       {
         content: await readContent(deps.detail, source),
         key: copyKey,
+        scope: 'private',
         type: source.type,
         tags: source.tags,
         description: source.description,

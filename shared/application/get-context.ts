@@ -4,11 +4,13 @@ import type { SessionKey } from '../contracts/ids.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { buildContext, type ContextInput, type ThreadTurns } from '../domain/context.js';
 import { MemoryError, notFound } from '../domain/errors.js';
+import { grantsOf, type Viewer } from '../domain/scopes.js';
 import { findThread } from '../domain/session.js';
 import { countTokens } from '../domain/tokens.js';
 import { renderTranscript } from '../domain/turns.js';
 import type { DetailMemory } from './artifact-ports.js';
-import { expandFirstUse, memoryRefsIn } from './context-refs.js';
+import { findVisible } from './artifacts.js';
+import { expandFirstUse, memoryRefsIn, visibleMemoryRefs } from './context-refs.js';
 import type { Deps } from './ports.js';
 import { load } from './project-session.js';
 import { sessionInit } from './session-init.js';
@@ -29,15 +31,18 @@ type View = Pick<ContextInput, 'threads' | 'summary' | 'handoff' | 'otherAgents'
 export async function getContext(deps: ContextDeps, key: SessionKey, query: ContextQuery): Promise<ContextResponse> {
   const { stored, session, events } = await load(deps, key);
   if (!stored && events.length === 0) throw notFound(`Session ${key.sessionId}`);
+  const now = deps.clock?.now() ?? new Date();
+  // Who reads: the session and, in an agent's view, the agent with what was handed to it (its private items are its own).
+  const viewer: Viewer = { ...key, ...(query.agentId !== undefined && { agentId: query.agentId, grants: grantsOf(session, query.agentId) }) };
   const [init, view, slots] = await Promise.all([
     sessionInit(deps, key, session),
-    query.agentId === undefined ? sessionView(deps, key, session, events) : agentView(deps, key, session, events, query.agentId),
-    deps.slots ? contextSlots({ slots: deps.slots, clock: deps.clock ?? { now: () => new Date() } }, { ...key, ...(query.agentId && { agentId: query.agentId }) }) : [],
+    viewer.agentId === undefined ? sessionView(deps, key, session, events) : agentView(deps, key, session, events, { ...viewer, agentId: viewer.agentId }, now),
+    deps.slots ? contextSlots({ slots: deps.slots, clock: { now: () => now } }, viewer) : [],
   ]);
 
   // Offloaded turns show as placeholders; the most recent one, not yet answered, in full (first use).
   const shown = [...new Map(view.threads.flatMap((t) => t.turns).map((t) => [t.metadata.seq, t])).values()].sort((a, b) => a.metadata.seq - b.metadata.seq);
-  const expanded = await expandFirstUse(deps.detail, key.userId, shown);
+  const expanded = await expandFirstUse(deps.detail, key.userId, shown, now, viewer);
   const build = (swap: (t: TurnAppended) => TurnAppended) => buildContext({
     ...view,
     profile: init.profile,
@@ -59,7 +64,8 @@ export async function getContext(deps: ContextDeps, key: SessionKey, query: Cont
     built = build((t) => t);
     expandedSeq = undefined;
   }
-  const memoryRefs = memoryRefsIn(shown, new Set(built.sections.turns.map((t) => t.seq)), expandedSeq);
+  const shownRefs = memoryRefsIn(shown, new Set(built.sections.turns.map((t) => t.seq)), expandedSeq);
+  const memoryRefs = query.agentId === undefined ? shownRefs : await visibleMemoryRefs(deps.detail, viewer, shownRefs, now);
   const coveredThrough = Math.min(...view.threads.map((t) => t.coversThroughSeq));
   return { ...key, ...(query.agentId !== undefined && { agentId: query.agentId }), ...built, summaryCoversThroughSeq: coveredThrough, memoryRefs };
 }
@@ -77,7 +83,8 @@ async function sessionView(deps: ContextDeps, key: SessionKey, session: SessionD
   return { summary: session.cumulativeSummary, threads: [await threadTurns(deps, key, events, session.chunkedThroughSeq)] };
 }
 
-async function agentView(deps: ContextDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], agentId: string): Promise<View> {
+async function agentView(deps: ContextDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], viewer: Viewer & { agentId: string }, now: Date): Promise<View> {
+  const { agentId } = viewer;
   const own = findThread(session, agentId);
   const shared = findThread(session, undefined);
   const threads = await Promise.all([
@@ -88,20 +95,20 @@ async function agentView(deps: ContextDeps, key: SessionKey, session: SessionDoc
   const otherAgents = (session.threads ?? []).flatMap((t) =>
     t.agentId !== undefined && t.agentId !== agentId && t.cumulativeSummary ? [{ agentId: t.agentId, summary: t.cumulativeSummary }] : [],
   );
-  return { summary, threads, otherAgents, handoff: await handoffTo(deps, key, session, agentId) };
+  return { summary, threads, otherAgents, handoff: await handoffTo(deps, key, session, viewer, now) };
 }
 
 /**
  * The last handoff the agent received, with the sender's thread summary (its recent turns while it has none yet) and
- * the memory passed along (keys whose artifact is gone are left out).
+ * the artifacts passed along (keys whose artifact is gone are left out; slots passed along show in the slots section).
  */
-async function handoffTo(deps: ContextDeps, key: SessionKey, session: SessionDocument, agentId: string): Promise<ContextHandoff | null> {
-  const handoff = session.handoffs?.findLast((h) => h.toAgentId === agentId);
+async function handoffTo(deps: ContextDeps, key: SessionKey, session: SessionDocument, viewer: Viewer & { agentId: string }, now: Date): Promise<ContextHandoff | null> {
+  const handoff = session.handoffs?.findLast((h) => h.toAgentId === viewer.agentId);
   if (!handoff) return null;
   const senderSummary = findThread(session, handoff.fromAgentId)?.cumulativeSummary
     || renderTranscript(await deps.events.readLastTurns(key, deps.memory.nActiveTurns, handoff.seq, { agentId: handoff.fromAgentId }));
-  const now = deps.clock?.now() ?? new Date();
-  const records = deps.detail ? await Promise.all(handoff.memoryKeys.map((k) => deps.detail!.artifacts.get(key.userId, k, now))) : [];
+  const detail = deps.detail;
+  const records = detail ? await Promise.all(handoff.memoryKeys.map((k) => findVisible({ detail, clock: { now: () => now } }, viewer, k))) : [];
   const memoryRefs = records.flatMap((r) => (r ? [{ key: r.key, description: r.description, tokens: r.tokens }] : []));
   return { fromAgentId: handoff.fromAgentId, at: handoff.at, ...(handoff.note !== undefined && { note: handoff.note }), senderSummary, memoryRefs };
 }

@@ -1,31 +1,41 @@
 import type { SessionKey } from '../contracts/ids.js';
 import type { HandoffBody, HandoffResult } from '../contracts/sessions.js';
 import { notFound } from '../domain/errors.js';
+import { SLOT_REF_PREFIX } from '../domain/scopes.js';
 import { decideHandoff } from '../domain/session.js';
+import { liveSlot } from '../domain/slots.js';
 import type { DetailMemory } from './artifact-ports.js';
+import { findVisible } from './artifacts.js';
 import type { Deps } from './ports.js';
 import { append, load } from './project-session.js';
+import type { SlotStore } from './slot-ports.js';
+
+type HandoffDeps = Pick<Deps, 'events' | 'sessions' | 'clock' | 'ids'> & { detail?: DetailMemory; slots?: SlotStore };
 
 /**
- * Records a handoff in the session's stream. The memory passed along must exist; the receiver's next context starts
- * with the handoff. A retry with the same `handoffId` answers with the recorded handoff.
+ * Records a handoff in the session's stream. What it passes along must be the sender's to pass: artifacts the sender
+ * may see, and (`slot:<name>`) the sender's own private slots. The receiver's next context starts with the handoff.
+ * A retry with the same `handoffId` answers with the recorded handoff.
  */
-export async function recordHandoff(
-  deps: Pick<Deps, 'events' | 'sessions' | 'clock' | 'ids'> & { detail?: DetailMemory },
-  key: SessionKey,
-  body: HandoffBody,
-): Promise<HandoffResult> {
+export async function recordHandoff(deps: HandoffDeps, key: SessionKey, body: HandoffBody): Promise<HandoffResult> {
   const handoffId = body.handoffId ?? `h-${deps.ids.newId()}`;
   const { stored, session, events } = await load(deps, key);
   if (!stored && events.length === 0) throw notFound(`Session ${key.sessionId}`);
   const drafts = decideHandoff(session, { handoffId, fromAgentId: body.fromAgentId, toAgentId: body.toAgentId, ...(body.note !== undefined && { note: body.note }), memoryKeys: body.memoryKeys });
-  if (drafts.length > 0 && deps.detail) {
-    const now = deps.clock.now();
-    for (const memoryKey of body.memoryKeys) {
-      if (!(await deps.detail.artifacts.get(key.userId, memoryKey, now))) throw notFound(`Memory ${memoryKey}`);
-    }
-  }
+  if (drafts.length > 0) await requirePassable(deps, key, body.fromAgentId, body.memoryKeys);
   const recorded = await append(deps, key, drafts);
   const seq = recorded?.[0]?.metadata.seq ?? (await load(deps, key)).session.handoffs?.find((h) => h.handoffId === handoffId)?.seq;
   return { handoffId, seq: seq! };
+}
+
+/** 404 for a key the sender could not pass: an artifact it may not see, or a private slot it does not have. */
+async function requirePassable(deps: HandoffDeps, key: SessionKey, fromAgentId: string, memoryKeys: readonly string[]): Promise<void> {
+  const now = deps.clock.now();
+  const sender = { userId: key.userId, agentId: fromAgentId, sessionId: key.sessionId };
+  for (const memoryKey of memoryKeys) {
+    const passable = memoryKey.startsWith(SLOT_REF_PREFIX)
+      ? deps.slots && liveSlot(await deps.slots.head({ partition: key.userId, scope: 'private', owner: fromAgentId, name: memoryKey.slice(SLOT_REF_PREFIX.length) }), now)
+      : deps.detail && (await findVisible({ detail: deps.detail, clock: deps.clock }, sender, memoryKey));
+    if (!passable) throw notFound(`Memory ${memoryKey}`);
+  }
 }

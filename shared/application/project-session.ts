@@ -6,7 +6,7 @@ import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
-import type { Deps, Versioned } from './ports.js';
+import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
 
 /** What applying events needs: the stores it writes and the embedder; never a chat model. */
@@ -27,6 +27,9 @@ const MAX_WRITE_ATTEMPTS = 10;
  */
 const MATCH_CONTEXT_TURNS = 2;
 
+/** What reading a session's state needs: its document and the events after it. */
+export type LoadDeps = { events: Pick<EventStore, 'read'>; sessions: Pick<SessionStore, 'get'> };
+
 export interface Loaded {
   stored: Versioned<SessionDocument> | null;
   /** The stored document: the fold up to its checkpoint. */
@@ -42,7 +45,7 @@ export interface Loaded {
  * document projected before threads existed is folded again from the start of its stream (its rows are rewritten
  * by id, so nothing doubles).
  */
-export async function load(deps: Pick<Deps, 'events' | 'sessions'>, key: SessionKey): Promise<Loaded> {
+export async function load(deps: LoadDeps, key: SessionKey): Promise<Loaded> {
   const stored = await deps.sessions.get(key);
   const before = stored && !(stored.doc.threads === undefined && stored.doc.turnCount > 0) ? stored.doc : newSession(key, new Date(0));
   const events = await deps.events.read(key, Math.min(before.projectedThroughSeq, before.chunkedThroughSeq));

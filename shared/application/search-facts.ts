@@ -4,6 +4,7 @@ import { namedParticipant, withoutParticipantNames } from '../domain/participant
 import { periodNamedIn } from '../domain/time-expressions.js';
 import type { Deps } from './ports.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit, TurnHit, WindowHit } from './search-ports.js';
+import type { Viewer } from '../domain/scopes.js';
 import { searchMemories, type ArtifactDeps, type MemoryHit } from './artifacts.js';
 
 type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Partial<Pick<ArtifactDeps, 'detail'>> & Partial<Pick<Deps, 'insights' | 'directory'>>;
@@ -14,8 +15,13 @@ type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Parti
  * lists from the stores and reads the query's hints (a named participant, a named period); how they are fused,
  * boosted and cut by topK, minScore and the token budget is domain policy (shared/domain/fact-ranking.ts). Facts carry
  * provenance (session, turn ids, seq range, time).
+ *
+ * Artifacts are scoped: only those `viewer` may see are searched (by default the request's agent and session, without
+ * handoff grants; the HTTP route passes viewerFor's). The request's sessionId and agentId still filter them by
+ * provenance, as they filter every other source.
  */
-export async function searchFacts(deps: SearchDeps, userId: string, body: FactSearchBody): Promise<FactSearchResult> {
+export async function searchFacts(deps: SearchDeps, userId: string, body: FactSearchBody, viewer?: Viewer): Promise<FactSearchResult> {
+  const reader: Viewer = viewer ?? { userId, ...(body.agentId && { agentId: body.agentId }), ...(body.sessionId && { sessionId: body.sessionId }) };
   const topK = body.topK ?? deps.memory.topKFacts;
   const sources = new Set(body.sources ?? FactSource.options);
   const retrievers: Retriever[] = body.retrievers ?? ['fulltext', 'vector'];
@@ -37,7 +43,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   const searches = Promise.all([
     sources.has('turns') ? Promise.all(retrievers.map((r) => deps.search.turns(query, r))) : Promise.resolve([] as TurnHit[][]),
     sources.has('turns') || sources.has('interactions') ? Promise.all(windowRankings.map((r) => deps.search.interactions(query, r))) : Promise.resolve([] as WindowHit[][]),
-    sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, userId, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
+    sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, reader, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
     insightAndSummaryLists(deps, query, retrievers, sources),
   ]);
   // Parsed while the searches run: the date parser is the costly part of reading a query.
@@ -50,7 +56,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     {
       turns: lists(turnLists, retrievers, turnCandidate),
       interactions: lists(windowLists, windowRankings, windowCandidate),
-      // The artifact search does not apply the query's filters: applied here.
+      // The artifact search applies the viewer, not the query's filters: applied here.
       artifacts: artifacts.filter((a) => matchesFilters(a, query.filters)).map(artifactFact),
       insights: lists(insights, retrievers, insightFact),
       sessionSummaries: lists(summaries, retrievers, sessionSummaryFact),

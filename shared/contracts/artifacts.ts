@@ -1,10 +1,17 @@
 import { z } from 'zod';
 import { FactSearchBody } from './facts.js';
 import { Id } from './ids.js';
+import { Scope } from './scopes.js';
 import { Instant, Text } from './text.js';
 
 /** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
 export const ArtifactKey = Id;
+
+/**
+ * The owner partition of `global` artifacts (PostgreSQL `user_id`, Cosmos DB partition key `/userId`, blob name
+ * prefix). `@` is outside the Id alphabet, so no real userId can take it, and forgetting a user never reaches it.
+ */
+export const GLOBAL_OWNER = '@global';
 
 /** How the compaction plugins read the content (detected unless the producer says). */
 export const ContentKind = z.enum(['json', 'log', 'html', 'code', 'text']);
@@ -25,8 +32,14 @@ const Tag = z.string().regex(/^[A-Za-z0-9._:/-]{1,64}$/, 'tags match [A-Za-z0-9.
  * in Blob Storage under `blobName`; `contentHash` (sha256 of the UTF-8 bytes) proves a round trip.
  */
 export const ArtifactRecord = z.object({
-  userId: Id,
+  /** The owning user; GLOBAL_OWNER for a `global` artifact, which belongs to no user. */
+  userId: z.union([Id, z.literal(GLOBAL_OWNER)]),
   key: ArtifactKey,
+  /**
+   * Who may see it (shared/domain/scopes.ts): `private` its `agentId` (and agents it was handed to), `session` the agents
+   * of its `sessionId`, `user` every agent of the user, `global` every user. Records written before scopes read as `user`.
+   */
+  scope: Scope.default('user'),
   /** `tool_output` for offloaded turns; free-form for artifacts stored through the API (`web_content`, `database_result`, ...). */
   type: z.string().min(1).max(64),
   /** Tool or producer name. */
@@ -72,6 +85,9 @@ export const StoreMemoryBody = z
     contentKind: ContentKind.optional(),
     sessionId: Id.optional(),
     agentId: Id.optional(),
+    scope: Scope.default('user').describe(
+      'Who may see it: user (default: every agent of the user), private (only agentId; needs agentId), session (every agent of sessionId; needs sessionId), global (every user; admin principals only).',
+    ),
     /** Steers LLM compaction when a model is configured. */
     goal: Text.max(2000).optional().describe('The goal of the current task: the description then says what in the content matters for it.'),
     ttlClass: TtlClass.optional().describe('How long to keep it: working (30 min), session (2 h), episodic (7 days), semantic (permanent, the default). Exclusive with ttlSeconds.'),
@@ -99,8 +115,11 @@ export const ListMemoriesQuery = z.object({
   tags: csv.optional(),
   from: Instant.optional(),
   to: Instant.optional(),
+  /** Who reads (not a filter by creator): the session the agent acts in, and the agent (see `Viewer`). */
   sessionId: Id.optional(),
   agentId: Id.optional(),
+  /** Only artifacts of this scope (among those the reader may see). */
+  scope: Scope.optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().regex(/^[A-Za-z0-9_-]{1,512}$/, 'not a cursor this service issued').optional(),
 });
@@ -119,16 +138,25 @@ export const GetMemoryQuery = z
     n: z.coerce.number().int().min(1).max(1_000_000).optional(),
     /** filtered: a regular expression (case-insensitive) lines must match. */
     pattern: Text.min(1).max(MAX_PATTERN_LENGTH).optional(),
+    /** Who reads: an artifact this agent (in this session) may not see is 404 like an unknown key. */
+    agentId: Id.optional(),
+    sessionId: Id.optional(),
   })
   .refine((q) => q.transform !== 'filtered' || q.pattern !== undefined, { message: 'transform=filtered needs a pattern', path: ['pattern'] });
 export type GetMemoryQuery = z.infer<typeof GetMemoryQuery>;
 
 export const MemoryKeyParams = z.object({ userId: Id, key: ArtifactKey });
 
+/** Who reads (or deletes), for routes that take nothing else in the query. */
+export const ViewerQuery = z.object({ agentId: Id.optional(), sessionId: Id.optional() });
+
 /** A word search over the user's live artifacts (descriptions and inline contents), best first. */
 export const SearchMemoriesQuery = z.object({
   query: FactSearchBody.shape.query,
   limit: z.number().int().min(1).max(50).default(5),
+  /** Who reads: only artifacts this agent (in this session) may see are searched. */
+  agentId: Id.optional(),
+  sessionId: Id.optional(),
 });
 export type SearchMemoriesQuery = z.infer<typeof SearchMemoriesQuery>;
 
@@ -137,10 +165,14 @@ export const CreateSnapshotBody = z
     keys: z.array(ArtifactKey).min(1).max(500),
     /** The agent the snapshot is made for (informational). */
     agentId: Id.optional(),
+    /** Who makes it: every key must be one this agent (in this session) may see; any other is reported unknown (404). */
+    fromAgentId: Id.optional(),
+    sessionId: Id.optional(),
   })
   .strict();
 export type CreateSnapshotBody = z.infer<typeof CreateSnapshotBody>;
 
+/** The copies are `private` to `agentId`: that agent sees them, no other agent does. `sessionId` is recorded on them (provenance). */
 export const RestoreSnapshotBody = z.object({ agentId: Id, sessionId: Id.optional() }).strict();
 export type RestoreSnapshotBody = z.infer<typeof RestoreSnapshotBody>;
 

@@ -36,7 +36,17 @@ export function canSee(item: Scoped, viewer: Viewer): boolean {
   }
 }
 
-/** The memory keys handed to `agentId` in a session (its handoffs' `memoryKeys`). */
-export function grantsOf(session: { handoffs?: readonly { toAgentId: string; memoryKeys: readonly string[] }[] }, agentId: string): Set<string> {
-  return new Set((session.handoffs ?? []).filter((h) => h.toAgentId === agentId).flatMap((h) => h.memoryKeys));
+/** A handoff passes a private slot of the sender's as `slot:<name>` among its memory keys. */
+export const SLOT_REF_PREFIX = 'slot:';
+
+/** The grant that makes `owner`'s private slot `name` visible (its `Scoped.key`); `/` is no id character, so it never meets an artifact key. */
+export const slotGrantKey = (owner: string, name: string): string => `${SLOT_REF_PREFIX}${owner}/${name}`;
+
+/** The keys handed to `agentId` in a session: its handoffs' artifact keys, and the senders' private slots they name. */
+export function grantsOf(session: { handoffs?: readonly { fromAgentId: string; toAgentId: string; memoryKeys: readonly string[] }[] }, agentId: string): Set<string> {
+  return new Set(
+    (session.handoffs ?? [])
+      .filter((h) => h.toAgentId === agentId)
+      .flatMap((h) => h.memoryKeys.map((k) => (k.startsWith(SLOT_REF_PREFIX) ? slotGrantKey(h.fromAgentId, k.slice(SLOT_REF_PREFIX.length)) : k))),
+  );
 }

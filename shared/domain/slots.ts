@@ -3,7 +3,7 @@ import type { Scope } from '../contracts/scopes.js';
 import { GLOBAL_SLOT_PARTITION, SLOT_VALUE_MAX_BYTES, type Slot, type SlotDeleted, type SlotEvent, type SlotValue, type SlotWritten } from '../contracts/slots.js';
 import { MemoryError, notFound } from './errors.js';
 import { expiresAt, isExpired } from './retention.js';
-import type { Scoped } from './scopes.js';
+import { slotGrantKey, type Scoped } from './scopes.js';
 
 /** A slot's identity, which is also its stream's: partition (the user, or GLOBAL_SLOT_PARTITION), scope, owner, name. */
 export interface SlotKey {
@@ -47,7 +47,7 @@ export function scopedOf(event: SlotEvent): Scoped {
   return {
     scope,
     userId: event.metadata.userId,
-    ...(scope === 'private' && owner !== null && { agentId: owner }),
+    ...(scope === 'private' && owner !== null && { agentId: owner, key: slotGrantKey(owner, event.data.name) }),
     ...(scope === 'session' && owner !== null && { sessionId: owner }),
   };
 }
@@ -126,7 +126,7 @@ export function toSlot(event: SlotWritten): Slot {
     name,
     scope,
     ...(scope !== 'global' && { userId: user }),
-    ...(scope === 'private' && owner !== null && { agentId: owner }),
+    ...(scope === 'private' && owner !== null && { agentId: owner, key: slotGrantKey(owner, event.data.name) }),
     ...(scope === 'session' && owner !== null && { sessionId: owner }),
     value,
     ...(ttlClass && { ttlClass }),

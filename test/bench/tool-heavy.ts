@@ -82,7 +82,7 @@ export async function benchToolHeavy(): Promise<Record<string, number>> {
     let retrievable = 0;
     const startRetrieve = performance.now();
     for (let i = 0; i < OUTPUTS; i++) {
-      const back = await retrieveMemory(runtime, withOffload.userId, turnArtifactKey(withOffload, `t-${i}`), { transform: 'full' });
+      const back = await retrieveMemory(runtime, { userId: withOffload.userId }, turnArtifactKey(withOffload, `t-${i}`), { transform: 'full' });
       if (back.content === outputs[i]) retrievable++;
     }
     const retrieveMs = performance.now() - startRetrieve;

@@ -12,6 +12,7 @@ import { deleteExpired, deleteMemory, retrieveMemory, sha256, storeMemory } from
 import { applyRetention } from '../../shared/application/retention.js';
 import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import { retentionPolicy } from '../../shared/domain/retention.js';
+import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
 import { startAzurite, type RunningAzurite } from '../../shared/platform/local-host/azurite.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
 
@@ -49,11 +50,11 @@ describe('Azure Blob adapter against Azurite', () => {
 
 describe('detail memory with Blob Storage', () => {
   it('keeps small contents inline and puts larger ones in Blob Storage', async () => {
-    const small = await storeMemory(deps(), 'u2', { content: 'x'.repeat(1024), type: 'custom', tags: [] });
-    const large = await storeMemory(deps(), 'u2', { content: 'y'.repeat(1025), type: 'custom', tags: [] });
+    const small = await storeMemory(deps(), LOCAL_PRINCIPAL, 'u2', { content: 'x'.repeat(1024), type: 'custom', tags: [] });
+    const large = await storeMemory(deps(), LOCAL_PRINCIPAL, 'u2', { content: 'y'.repeat(1025), type: 'custom', tags: [] });
     expect(small.storage).toBe('inline');
     expect(large.storage).toBe('blob');
-    expect((await retrieveMemory(deps(), 'u2', large.key, { transform: 'full' })).content).toBe('y'.repeat(1025));
+    expect((await retrieveMemory(deps(), { userId: 'u2' }, large.key, { transform: 'full' })).content).toBe('y'.repeat(1025));
   });
 
   it('round-trips a 10 MB artifact byte for byte', async () => {
@@ -63,22 +64,22 @@ describe('detail memory with Blob Storage', () => {
     const bytes = Buffer.from(content, 'utf8');
     expect(bytes.length).toBeGreaterThanOrEqual(10 * 1024 * 1024);
 
-    const stored = await storeMemory(deps(), 'u3', { content, type: 'file', tags: [] });
+    const stored = await storeMemory(deps(), LOCAL_PRINCIPAL, 'u3', { content, type: 'file', tags: [] });
     expect(stored).toMatchObject({ storage: 'blob', bytes: bytes.length, contentHash: sha256(bytes) });
 
-    const back = await retrieveMemory(deps(), 'u3', stored.key, { transform: 'full' });
+    const back = await retrieveMemory(deps(), { userId: 'u3' }, stored.key, { transform: 'full' });
     const backBytes = Buffer.from(back.content, 'utf8');
     expect(backBytes.length).toBe(bytes.length);
     expect(backBytes.equals(bytes)).toBe(true);
 
-    await deleteMemory(deps(), 'u3', stored.key);
-    await expect(retrieveMemory(deps(), 'u3', stored.key, { transform: 'full' })).rejects.toMatchObject({ code: 'not_found' });
+    await deleteMemory(deps(), LOCAL_PRINCIPAL, { userId: 'u3' }, stored.key);
+    await expect(retrieveMemory(deps(), { userId: 'u3' }, stored.key, { transform: 'full' })).rejects.toMatchObject({ code: 'not_found' });
   }, 120_000);
 
   it('refuses a content over the maximum with payload_too_large before writing anything', async () => {
     const tight = { ...detail, limits: { ...detail.limits, maxBytes: 2048 } };
-    await expect(storeMemory({ ...deps(), detail: tight }, 'u4', { content: 'z'.repeat(2049), type: 'custom', tags: [] })).rejects.toMatchObject({ code: 'payload_too_large' });
-    expect((await detail.artifacts.list('u4', {}, 10, new Date())).items).toEqual([]);
+    await expect(storeMemory({ ...deps(), detail: tight }, LOCAL_PRINCIPAL, 'u4', { content: 'z'.repeat(2049), type: 'custom', tags: [] })).rejects.toMatchObject({ code: 'payload_too_large' });
+    expect((await detail.artifacts.list({ userId: 'u4' }, {}, 10, new Date())).items).toEqual([]);
   });
 });
 
@@ -116,10 +117,10 @@ describe.each([
 
   it('deletes expired artifacts and their blobs, keeps the rest, and a rerun deletes nothing', async () => {
     const user = `sweep-${++n}`;
-    const working = await storeMemory(at(T0), user, { content: big('w'), type: 'custom', tags: [], ttlClass: 'working' });
-    const session = await storeMemory(at(T0), user, { content: big('s'), type: 'custom', tags: [], ttlClass: 'session' });
-    const inline = await storeMemory(at(T0), user, { content: 'small', type: 'custom', tags: [], ttlSeconds: 60 });
-    const kept = await storeMemory(at(T0), user, { content: big('k'), type: 'custom', tags: [] });
+    const working = await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { content: big('w'), type: 'custom', tags: [], ttlClass: 'working' });
+    const session = await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { content: big('s'), type: 'custom', tags: [], ttlClass: 'session' });
+    const inline = await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { content: 'small', type: 'custom', tags: [], ttlSeconds: 60 });
+    const kept = await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { content: big('k'), type: 'custom', tags: [] });
     const names = { working: await blobNameOf(user, working.key, T0), session: await blobNameOf(user, session.key, T0), kept: await blobNameOf(user, kept.key, T0) };
     expect(names.working).toMatch(/~\d+$/);
     expect(names.kept).not.toMatch(/~/);
@@ -134,21 +135,21 @@ describe.each([
     expect(await deleteExpired(sweepDetail, user, later(3 * 3600))).toBe(1);
     expect(await blobExists(names.session)).toBe(false);
     expect(await blobExists(names.kept)).toBe(true);
-    const left = (await sweepDetail.artifacts.list(user, {}, 10, T0)).items.map((r) => r.key);
+    const left = (await sweepDetail.artifacts.list({ userId: user }, {}, 10, T0)).items.map((r) => r.key);
     expect(left).toEqual([kept.key]);
     expect(left).not.toContain(inline.key);
   });
 
   it('sweeps in batches until nothing expired is left', async () => {
     const user = `sweep-${++n}`;
-    for (let i = 0; i < 130; i++) await storeMemory(at(T0), user, { content: `note ${i}`, type: 'custom', tags: [], ttlClass: 'working' });
+    for (let i = 0; i < 130; i++) await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { content: `note ${i}`, type: 'custom', tags: [], ttlClass: 'working' });
     expect(await deleteExpired(sweepDetail, user, later(3600))).toBe(130);
-    expect((await sweepDetail.artifacts.list(user, {}, 10, T0)).items).toEqual([]);
+    expect((await sweepDetail.artifacts.list({ userId: user }, {}, 10, T0)).items).toEqual([]);
   }, 60_000);
 
   it('a crash after the artifacts went leaves their blobs queued; the next run deletes them', async () => {
     const user = `sweep-${++n}`;
-    const stored = await storeMemory(at(T0), user, { content: big('c'), type: 'custom', tags: [], ttlClass: 'working' });
+    const stored = await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { content: big('c'), type: 'custom', tags: [], ttlClass: 'working' });
     const name = await blobNameOf(user, stored.key, T0);
     // The first run died right after removing the artifact: no row points at the blob, the queue still does.
     expect(await sweepDetail.artifacts.expire(user, later(3600))).toBe(1);
@@ -160,7 +161,7 @@ describe.each([
 
   it('a crash after a blob was deleted, before its queue entry went, is finished by the next run', async () => {
     const user = `sweep-${++n}`;
-    const stored = await storeMemory(at(T0), user, { content: big('d'), type: 'custom', tags: [], ttlClass: 'working' });
+    const stored = await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { content: big('d'), type: 'custom', tags: [], ttlClass: 'working' });
     const name = await blobNameOf(user, stored.key, T0);
     expect(await sweepDetail.artifacts.expire(user, later(3600))).toBe(1);
     await blobs.delete(name);
@@ -172,17 +173,17 @@ describe.each([
   it('storing under the key of an expired artifact sweeps it first: the new content stays readable, the old blob goes', async () => {
     const user = `sweep-${++n}`;
     const content = big('r');
-    await storeMemory(at(T0), user, { key: 'again', content, type: 'custom', tags: [], ttlClass: 'working' });
+    await storeMemory(at(T0), LOCAL_PRINCIPAL, user, { key: 'again', content, type: 'custom', tags: [], ttlClass: 'working' });
     const oldName = await blobNameOf(user, 'again', T0);
     const now = later(3600);
-    await expect(retrieveMemory(at(now), user, 'again', { transform: 'full' })).rejects.toMatchObject({ code: 'not_found' });
-    const again = await storeMemory(at(now), user, { key: 'again', content, type: 'custom', tags: [] });
+    await expect(retrieveMemory(at(now), { userId: user }, 'again', { transform: 'full' })).rejects.toMatchObject({ code: 'not_found' });
+    const again = await storeMemory(at(now), LOCAL_PRINCIPAL, user, { key: 'again', content, type: 'custom', tags: [] });
     expect(again).toMatchObject({ key: 'again', createdAt: now.toISOString(), expiresAt: null });
     expect(await blobExists(oldName)).toBe(false);
-    expect((await retrieveMemory(at(now), user, 'again', { transform: 'full' })).content).toBe(content);
+    expect((await retrieveMemory(at(now), { userId: user }, 'again', { transform: 'full' })).content).toBe(content);
     // The nightly sweep afterwards leaves the new one alone.
     expect(await deleteExpired(sweepDetail, user, later(7200))).toBe(0);
-    expect((await retrieveMemory(at(later(7200)), user, 'again', { transform: 'full' })).content).toBe(content);
+    expect((await retrieveMemory(at(later(7200)), { userId: user }, 'again', { transform: 'full' })).content).toBe(content);
   });
 });
 
@@ -192,9 +193,9 @@ describe('retention (the nightly and manual reflection step) sweeps detail memor
     const T0 = new Date('2026-01-05T10:00:00.000Z');
     const now = new Date('2026-03-01T00:00:00.000Z');
     const deps0 = { detail, clock: { now: () => T0 }, ids: { newId: () => `id-${++n}` } };
-    const gone = await storeMemory(deps0, user, { content: 'b'.repeat(5000), type: 'custom', tags: [], ttlClass: 'episodic' });
-    await storeMemory(deps0, user, { content: 'inline, a week', type: 'custom', tags: [], ttlClass: 'episodic' });
-    const kept = await storeMemory(deps0, user, { content: 'permanent', type: 'custom', tags: [] });
+    const gone = await storeMemory(deps0, LOCAL_PRINCIPAL, user, { content: 'b'.repeat(5000), type: 'custom', tags: [], ttlClass: 'episodic' });
+    await storeMemory(deps0, LOCAL_PRINCIPAL, user, { content: 'inline, a week', type: 'custom', tags: [], ttlClass: 'episodic' });
+    const kept = await storeMemory(deps0, LOCAL_PRINCIPAL, user, { content: 'permanent', type: 'custom', tags: [] });
     const record = await detail.artifacts.get(user, gone.key, T0);
     const blobName = record?.storage.kind === 'blob' ? record.storage.blobName : 'not a blob';
     const { insights } = postgresStores(db);
@@ -224,6 +225,6 @@ describe('retention (the nightly and manual reflection step) sweeps detail memor
     expect(await blobs.container.getBlobClient(blobName).exists()).toBe(false);
     expect(await applyRetention(deps, user, now)).toEqual({ expired: 1, artifactsExpired: 0 });
     expect(await applyRetention(deps, user, now)).toEqual({ expired: 0, artifactsExpired: 0 });
-    expect((await detail.artifacts.list(user, {}, 10, now)).items.map((r) => r.key)).toEqual([kept.key]);
+    expect((await detail.artifacts.list({ userId: user }, {}, 10, now)).items.map((r) => r.key)).toEqual([kept.key]);
   });
 });

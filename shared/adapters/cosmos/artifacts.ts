@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Container, SqlParameter } from '@azure/cosmos';
-import { ArtifactRecord } from '../../contracts/artifacts.js';
+import { ArtifactRecord, GLOBAL_OWNER } from '../../contracts/artifacts.js';
+import type { Viewer } from '../../domain/scopes.js';
 import { artifactSortKey, decodeCursor, encodeCursor, type ArtifactFilter, type ArtifactStore, type SnapshotRecord } from '../../application/artifact-ports.js';
 import { artifactItemTtlSeconds } from '../../domain/retention.js';
 
@@ -34,12 +35,31 @@ interface BlobDeletionDoc {
 const LIVE = '(NOT IS_DEFINED(c.expiresAt) OR IS_NULL(c.expiresAt) OR c.expiresAt > @now)';
 const nowParam = (now: Date): SqlParameter => ({ name: '@now', value: now.toISOString() });
 
+/** Scope 'user', also for items written before scopes (no `scope`). */
+const USER_SCOPE = "(NOT IS_DEFINED(c.scope) OR c.scope = 'user')";
+
+/** What `viewer` may see of its user's partition (canSee in shared/domain/scopes.ts); `param` adds a parameter and returns its name. */
+function visibleTo(viewer: Viewer, param: (value: unknown) => string): string {
+  const session = viewer.sessionId === undefined ? `c.scope = 'session'` : `(c.scope = 'session' AND c.sessionId = ${param(viewer.sessionId)})`;
+  const grants = [...(viewer.grants ?? [])];
+  const ownPrivate =
+    viewer.agentId === undefined
+      ? `c.scope = 'private'`
+      : `(c.scope = 'private' AND (c.agentId = ${param(viewer.agentId)}${grants.length > 0 ? ` OR ARRAY_CONTAINS(${param(grants)}, c.key)` : ''}))`;
+  return `(${USER_SCOPE} OR ${session} OR ${ownPrivate})`;
+}
+
+/** Two pages, each newest first, merged newest first (sort keys of the user's and the global partition never tie). */
+const mergeNewestFirst = <T extends { sortKey: string }>(a: T[], b: T[]) => [...a, ...b].sort((x, y) => (x.sortKey < y.sortKey ? 1 : x.sortKey > y.sortKey ? -1 : 0));
+
 const SYSTEM = new Set(['id', 'docType', 'sortKey', 'ttl', '_rid', '_self', '_etag', '_attachments', '_ts']);
 const toRecord = (doc: Record<string, unknown>): ArtifactRecord => ArtifactRecord.parse(Object.fromEntries(Object.entries(doc).filter(([k]) => !SYSTEM.has(k))));
 
 /**
  * Artifacts in the `artifacts` container (partition `/userId`): one document per artifact, and snapshots as
- * `docType: 'snapshot'` documents beside them. Queries filter on userId in SQL as well as by partition key.
+ * `docType: 'snapshot'` documents beside them. Queries filter on userId in SQL as well as by partition key. Global
+ * artifacts live in the partition GLOBAL_OWNER: a listing or search reads the user's partition (filtered by scope in
+ * the query) and the global one, each to the page size, and merges them by sort key.
  *
  * TTL: an expiring artifact carries `expiresAt` (readers filter on it, so it is gone at once) and a per-item `ttl`
  * (the container's defaultTtl is -1), so Cosmos deletes it natively: an inline one at its expiry; a blob-backed one a
@@ -82,32 +102,36 @@ export class CosmosArtifactStore implements ArtifactStore {
     return doc ? toRecord(doc) : null;
   }
 
-  async list(userId: string, filter: ArtifactFilter, limit: number, now: Date, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
-    const where = ['c.userId = @userId', "c.docType = 'artifact'", LIVE];
-    const params: SqlParameter[] = [nowParam(now)];
-    const add = (sql: (p: string) => string, value: string) => {
-      const name = `@p${params.length}`;
-      params.push({ name, value });
-      where.push(sql(name));
+  async list(viewer: Viewer, filter: ArtifactFilter, limit: number, now: Date, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
+    const page = async (owner: string, scoped: boolean) => {
+      const params: SqlParameter[] = [nowParam(now)];
+      const param = (value: unknown) => {
+        const name = `@p${params.length}`;
+        params.push({ name, value: value as SqlParameter['value'] });
+        return name;
+      };
+      const where = ['c.userId = @userId', "c.docType = 'artifact'", LIVE, ...(scoped ? [visibleTo(viewer, param)] : [])];
+      const add = (sql: (p: string) => string, value: string) => where.push(sql(param(value)));
+      if (filter.type) add((p) => `c.type = ${p}`, filter.type);
+      if (filter.source) add((p) => `c.source = ${p}`, filter.source);
+      for (const tag of filter.tags ?? []) add((p) => `ARRAY_CONTAINS(c.tags, ${p})`, tag);
+      if (filter.scope === 'user') where.push(USER_SCOPE);
+      else if (filter.scope) add((p) => `c.scope = ${p}`, filter.scope);
+      if (filter.from) add((p) => `c.createdAt >= ${p}`, new Date(filter.from).toISOString());
+      if (filter.to) add((p) => `c.createdAt <= ${p}`, new Date(filter.to).toISOString());
+      if (cursor) add((p) => `c.sortKey < ${p}`, decodeCursor(cursor));
+      // Inline contents are not needed for a listing: leave them out of the response.
+      return this.query<Record<string, unknown> & { sortKey: string }>(owner, `SELECT TOP ${limit + 1} * FROM c WHERE ${where.join(' AND ')} ORDER BY c.sortKey DESC`, params);
     };
-    if (filter.type) add((p) => `c.type = ${p}`, filter.type);
-    if (filter.source) add((p) => `c.source = ${p}`, filter.source);
-    for (const tag of filter.tags ?? []) add((p) => `ARRAY_CONTAINS(c.tags, ${p})`, tag);
-    if (filter.sessionId) add((p) => `c.sessionId = ${p}`, filter.sessionId);
-    if (filter.agentId) add((p) => `c.agentId = ${p}`, filter.agentId);
-    if (filter.from) add((p) => `c.createdAt >= ${p}`, new Date(filter.from).toISOString());
-    if (filter.to) add((p) => `c.createdAt <= ${p}`, new Date(filter.to).toISOString());
-    if (cursor) add((p) => `c.sortKey < ${p}`, decodeCursor(cursor));
-    // Inline contents are not needed for a listing: leave them out of the response.
-    const docs = await this.query<Record<string, unknown> & { sortKey: string }>(
-      userId,
-      `SELECT TOP ${limit + 1} * FROM c WHERE ${where.join(' AND ')} ORDER BY c.sortKey DESC`,
-      params,
-    );
-    const page = docs.slice(0, limit);
+    const [own, global] = await Promise.all([
+      filter.scope === 'global' ? [] : page(viewer.userId, true),
+      filter.scope === undefined || filter.scope === 'global' ? page(GLOBAL_OWNER, false) : [],
+    ]);
+    const docs = mergeNewestFirst(own, global).slice(0, limit + 1);
+    const items = docs.slice(0, limit);
     return {
-      items: page.map((d) => toRecord({ ...d, storage: (d.storage as { kind: string }).kind === 'inline' ? { kind: 'inline', content: '' } : d.storage })),
-      nextCursor: docs.length > limit ? encodeCursor(page.at(-1)!.sortKey) : null,
+      items: items.map((d) => toRecord({ ...d, storage: (d.storage as { kind: string }).kind === 'inline' ? { kind: 'inline', content: '' } : d.storage })),
+      nextCursor: docs.length > limit ? encodeCursor(items.at(-1)!.sortKey) : null,
     };
   }
 
@@ -123,16 +147,25 @@ export class CosmosArtifactStore implements ArtifactStore {
     return existing;
   }
 
-  async search(userId: string, terms: readonly string[], limit: number, now: Date): Promise<ArtifactRecord[]> {
+  async search(viewer: Viewer, terms: readonly string[], limit: number, now: Date): Promise<ArtifactRecord[]> {
     if (terms.length === 0) return [];
-    const params = terms.map((t, i) => ({ name: `@t${i}`, value: t.toLowerCase() }));
-    const matches = params.map((p) => `CONTAINS(LOWER(c.description), ${p.name}) OR (c.storage.kind = 'inline' AND CONTAINS(LOWER(c.storage.content), ${p.name}))`);
-    const docs = await this.query<Record<string, unknown>>(
-      userId,
-      `SELECT TOP ${limit} * FROM c WHERE c.userId = @userId AND c.docType = 'artifact' AND ${LIVE} AND (${matches.join(' OR ')}) ORDER BY c.sortKey DESC`,
-      [...params, nowParam(now)],
-    );
-    return docs.map(toRecord);
+    const page = (owner: string, scoped: boolean) => {
+      const params: SqlParameter[] = [...terms.map((t, i) => ({ name: `@t${i}`, value: t.toLowerCase() })), nowParam(now)];
+      const param = (value: unknown) => {
+        const name = `@p${params.length}`;
+        params.push({ name, value: value as SqlParameter['value'] });
+        return name;
+      };
+      const matches = terms.map((_, i) => `CONTAINS(LOWER(c.description), @t${i}) OR (c.storage.kind = 'inline' AND CONTAINS(LOWER(c.storage.content), @t${i}))`);
+      const visible = scoped ? ` AND ${visibleTo(viewer, param)}` : '';
+      return this.query<Record<string, unknown> & { sortKey: string }>(
+        owner,
+        `SELECT TOP ${limit} * FROM c WHERE c.userId = @userId AND c.docType = 'artifact' AND ${LIVE}${visible} AND (${matches.join(' OR ')}) ORDER BY c.sortKey DESC`,
+        params,
+      );
+    };
+    const [own, global] = await Promise.all([page(viewer.userId, true), page(GLOBAL_OWNER, false)]);
+    return mergeNewestFirst(own, global).slice(0, limit).map(toRecord);
   }
 
   async expire(userId: string, now: Date, options: { key?: string; limit?: number } = {}): Promise<number> {
@@ -202,11 +235,11 @@ export class CosmosArtifactStore implements ArtifactStore {
   }
 
   async getSnapshot(userId: string, id: string): Promise<SnapshotRecord | null> {
-    const [doc] = await this.query<SnapshotRecord>(userId, 'SELECT c.userId, c.snapshotId, c.keys, c.agentId, c.createdAt FROM c WHERE c.userId = @userId AND c.id = @id', [
+    const [doc] = await this.query<SnapshotRecord>(userId, 'SELECT c.userId, c.snapshotId, c.keys, c.agentId, c.createdAt, c.globalKeys FROM c WHERE c.userId = @userId AND c.id = @id', [
       { name: '@id', value: snapshotId(id) },
     ]);
     if (!doc) return null;
-    const { agentId, ...rest } = doc;
-    return { ...rest, ...(agentId !== undefined && { agentId }) };
+    const { agentId, globalKeys, ...rest } = doc;
+    return { ...rest, ...(agentId !== undefined && { agentId }), ...(globalKeys !== undefined && { globalKeys }) };
   }
 }

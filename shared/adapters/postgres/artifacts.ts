@@ -1,4 +1,5 @@
-import { ArtifactRecord } from '../../contracts/artifacts.js';
+import { ArtifactRecord, GLOBAL_OWNER } from '../../contracts/artifacts.js';
+import type { Viewer } from '../../domain/scopes.js';
 import { artifactSortKey, decodeCursor, encodeCursor, type ArtifactFilter, type ArtifactStore, type SnapshotRecord } from '../../application/artifact-ports.js';
 import type { Db } from './db.js';
 import { forgetInProgress } from '../../domain/errors.js';
@@ -27,6 +28,21 @@ const likeAny = (terms: readonly string[]) => terms.map((t) => `%${t.replace(/[\
 const live = (p: string) => `(expires_at IS NULL OR expires_at > ${p}::timestamptz)`;
 
 /**
+ * What `viewer` may see, as SQL (canSee in shared/domain/scopes.ts): its user's rows whose scope admits it, and the
+ * global rows. `param` adds a parameter and returns its placeholder. Rows from before scopes have scope 'user' (migration 18).
+ */
+function visibleTo(viewer: Viewer, param: (value: unknown) => string): string {
+  const user = param(viewer.userId);
+  const session = viewer.sessionId === undefined ? `scope = 'session'` : `(scope = 'session' AND session_id = ${param(viewer.sessionId)})`;
+  const grants = [...(viewer.grants ?? [])];
+  const ownPrivate =
+    viewer.agentId === undefined
+      ? `scope = 'private'`
+      : `(scope = 'private' AND (agent_id = ${param(viewer.agentId)}${grants.length > 0 ? ` OR key = ANY(${param(grants)}::text[])` : ''}))`;
+  return `((user_id = ${user} AND (scope = 'user' OR ${session} OR ${ownPrivate})) OR (user_id = '${GLOBAL_OWNER}' AND scope = 'global'))`;
+}
+
+/**
  * Artifacts in PostgreSQL: metadata as jsonb, inline content in its own column (blobs hold only a name). `expires_at`
  * mirrors the record's expiresAt for the readers' filter and the sweep; `artifact_blob_deletions` is the sweep's queue
  * of blobs whose artifacts are gone.
@@ -38,8 +54,8 @@ export class PostgresArtifactStore implements ArtifactStore {
     const { storage, ...meta } = record;
     const doc = { ...meta, storage: storage.kind === 'inline' ? { kind: 'inline' } : storage };
     const rows = await this.db.query(
-      `INSERT INTO artifacts (user_id, key, sort_key, type, source, tags, session_id, agent_id, created_at, doc, content, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12)
+      `INSERT INTO artifacts (user_id, key, sort_key, type, source, tags, session_id, agent_id, created_at, doc, content, expires_at, scope)
+       VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13)
        ON CONFLICT (user_id, key) DO NOTHING RETURNING key`,
       [
         record.userId,
@@ -54,6 +70,7 @@ export class PostgresArtifactStore implements ArtifactStore {
         JSON.stringify(doc),
         storage.kind === 'inline' ? storage.content : null,
         record.expiresAt,
+        record.scope,
       ],
     ).catch(refusedWhileForgetting(record.userId, record.sessionId));
     if (rows.length > 0) return { record, created: true };
@@ -68,18 +85,18 @@ export class PostgresArtifactStore implements ArtifactStore {
     return row ? toRecord(row) : null;
   }
 
-  async list(userId: string, filter: ArtifactFilter, limit: number, now: Date, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
-    const where = ['user_id = $1', live('$2')];
-    const params: unknown[] = [userId, now.toISOString()];
-    const add = (sql: (p: string) => string, value: unknown) => {
+  async list(viewer: Viewer, filter: ArtifactFilter, limit: number, now: Date, cursor?: string): Promise<{ items: ArtifactRecord[]; nextCursor: string | null }> {
+    const params: unknown[] = [now.toISOString()];
+    const param = (value: unknown) => {
       params.push(value);
-      where.push(sql(`$${params.length}`));
+      return `$${params.length}`;
     };
+    const where = [live('$1'), visibleTo(viewer, param)];
+    const add = (sql: (p: string) => string, value: unknown) => where.push(sql(param(value)));
     if (filter.type) add((p) => `type = ${p}`, filter.type);
     if (filter.source) add((p) => `source = ${p}`, filter.source);
     if (filter.tags?.length) add((p) => `tags @> ${p}::text[]`, filter.tags);
-    if (filter.sessionId) add((p) => `session_id = ${p}`, filter.sessionId);
-    if (filter.agentId) add((p) => `agent_id = ${p}`, filter.agentId);
+    if (filter.scope) add((p) => `scope = ${p}`, filter.scope);
     if (filter.from) add((p) => `created_at >= ${p}::timestamptz`, filter.from);
     if (filter.to) add((p) => `created_at <= ${p}::timestamptz`, filter.to);
     if (cursor) add((p) => `sort_key < ${p}`, decodeCursor(cursor));
@@ -97,13 +114,18 @@ export class PostgresArtifactStore implements ArtifactStore {
     return row ? toRecord(row) : null;
   }
 
-  async search(userId: string, terms: readonly string[], limit: number, now: Date): Promise<ArtifactRecord[]> {
+  async search(viewer: Viewer, terms: readonly string[], limit: number, now: Date): Promise<ArtifactRecord[]> {
     if (terms.length === 0) return [];
+    const params: unknown[] = [likeAny(terms), limit, now.toISOString()];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
     const rows = await this.db.query<Row>(
       `SELECT doc, content, sort_key FROM artifacts
-       WHERE user_id = $1 AND ${live('$4')} AND ((doc->>'description') ILIKE ANY($2::text[]) OR content ILIKE ANY($2::text[]))
-       ORDER BY sort_key DESC LIMIT $3`,
-      [userId, likeAny(terms), limit, now.toISOString()],
+       WHERE ${visibleTo(viewer, param)} AND ${live('$3')} AND ((doc->>'description') ILIKE ANY($1::text[]) OR content ILIKE ANY($1::text[]))
+       ORDER BY sort_key DESC LIMIT $2`,
+      params,
     );
     return rows.map(toRecord);
   }

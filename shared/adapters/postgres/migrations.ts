@@ -532,6 +532,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE TRIGGER slot_events_forget_guard BEFORE INSERT OR UPDATE ON slot_events FOR EACH ROW EXECUTE FUNCTION forget_guard_session();
     `,
   },
+  {
+    version: 18,
+    name: 'artifact scopes',
+    sql: `
+      -- Who may see an artifact (shared/domain/scopes.ts); rows written before scopes are 'user', as their documents read.
+      -- Global artifacts belong to no user: they live under the reserved owner '@global' (outside the Id alphabet).
+      ALTER TABLE artifacts ADD COLUMN scope text NOT NULL DEFAULT 'user' CHECK (scope IN ('private', 'session', 'user', 'global'));
+      -- The listing of one scope (?scope=), newest first; the unfiltered listing keeps artifacts_listing.
+      CREATE INDEX artifacts_scope_listing ON artifacts (user_id, scope, sort_key DESC);
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

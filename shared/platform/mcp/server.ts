@@ -15,6 +15,7 @@ import { HandoffBody } from '../../contracts/sessions.js';
 import { MemoryError } from '../../domain/errors.js';
 import type { Runtime } from '../composition.js';
 import { authorizeAgents, authorizeUser, type Principal } from '../../application/auth.js';
+import { viewerFor } from '../../application/viewer.js';
 import { LOCAL_PRINCIPAL } from '../auth.js';
 import { problem } from '../http.js';
 
@@ -55,7 +56,7 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
         'Store content (a tool output, file, query result, note) as an artifact in detail memory. Returns its key, description, token count and expiresAt; cite it later as [MemoryRef: <key>]. Kept for good unless ttlClass or ttlSeconds says otherwise; once expired it is gone.',
       inputSchema: { userId: Id, ...StoreMemoryBody.shape },
     },
-    ({ userId, ...input }) => runFor(userId, input.agentId, async () => text(await storeMemory(runtime, userId, StoreMemoryBody.parse(input)))),
+    ({ userId, ...input }) => runFor(userId, input.agentId, async () => text(await storeMemory(runtime, principal, userId, StoreMemoryBody.parse(input)))),
   );
 
   server.registerTool(
@@ -66,8 +67,8 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
       inputSchema: { ...MemoryKeyParams.shape, ...GetMemoryQuery.shape },
     },
     ({ userId, key, ...query }) =>
-      runFor(userId, undefined, async () => {
-        const memory = await retrieveMemory(runtime, userId, key, GetMemoryQuery.parse(query));
+      runFor(userId, query.agentId, async () => {
+        const memory = await retrieveMemory(runtime, await viewerFor(runtime, principal, { userId, agentId: query.agentId, sessionId: query.sessionId }), key, GetMemoryQuery.parse(query));
         const { content, ...meta } = memory;
         return { content: [{ type: 'text', text: content }, { type: 'text', text: JSON.stringify(meta) }] };
       }),
@@ -76,10 +77,12 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
   server.registerTool(
     'search_memory',
     {
-      description: "Search the user's artifacts (descriptions and contents) by words; returns keys, descriptions and excerpts, best first.",
+      description:
+        "Search the user's artifacts (descriptions and contents) by words; returns keys, descriptions and excerpts, best first. Give agentId (and sessionId) to search only what that agent may see.",
       inputSchema: { userId: Id, ...SearchMemoriesQuery.shape },
     },
-    ({ userId, query, limit }) => runFor(userId, undefined, async () => text({ hits: await searchMemories(runtime, userId, query, limit) })),
+    ({ userId, query, limit, agentId, sessionId }) =>
+      runFor(userId, agentId, async () => text({ hits: await searchMemories(runtime, await viewerFor(runtime, principal, { userId, agentId, sessionId }), query, limit) })),
   );
 
   server.registerTool(

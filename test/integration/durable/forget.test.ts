@@ -129,7 +129,7 @@ describe.each(BACKENDS)('forget: $name', ({ open }) => {
     // A tool output over the offload threshold becomes an artifact of session s3 (in Blob Storage: over the inline limit).
     expect((await append(userId, 's3', [{ role: 'tool', content: 'ledger row 42 balance ok; '.repeat(400) }])).status).toBe(202);
     await projectSession(runtime, { userId, sessionId: 's3' });
-    const blobbed = (await runtime.detail.artifacts.list(userId, {}, 50, new Date())).items.filter((a) => a.storage.kind === 'blob');
+    const blobbed = (await runtime.detail.artifacts.list({ userId }, {}, 50, new Date())).items.filter((a) => a.storage.kind === 'blob');
     expect(blobbed.length).toBe(2);
     // Fact search builds the user's in-process snapshot on PGlite (Cosmos ranks in its own queries, which the fake lacks).
     if (runtime.search instanceof SnapshotSearchIndex) {

@@ -5,6 +5,7 @@ import { storeMemory } from '../../../shared/application/artifacts.js';
 import { createApiKey } from '../../../shared/application/auth.js';
 import type { OrchestrationClient } from '../../../shared/application/operation-ports.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
+import { LOCAL_PRINCIPAL } from '../../../shared/platform/auth.js';
 import { useLocalOrchestrationClient } from '../../../shared/platform/durable.js';
 import { startTestJwks } from '../../support/entra.js';
 import { callRoute, httpRoutes, type HttpRoute } from '../../support/routes.js';
@@ -64,7 +65,7 @@ beforeAll(async () => {
   ];
   // Every user holds a secret in a memory and in a session's turns.
   for (const userId of USERS) {
-    await storeMemory(runtime, userId, { content: `the ${secret(userId)} note`, key: 'k1', type: 'custom', tags: [] });
+    await storeMemory(runtime, LOCAL_PRINCIPAL, userId, { content: `the ${secret(userId)} note`, key: 'k1', type: 'custom', tags: [] });
     await appendTurns(runtime, { userId, sessionId: 's1' }, { turns: [{ role: 'user', content: `my ${secret(userId)} turn` }] });
   }
 }, 120_000);
@@ -128,7 +129,7 @@ describe('authorization property: random principals × random routes', () => {
     // No write got through to a user its caller may not act on (and some writes did get through, so this can fail).
     let written = 0;
     for (const userId of USERS) {
-      const stored = JSON.stringify([await runtime.events.read({ userId, sessionId: 's1' }, 0), await runtime.detail.artifacts.list(userId, {}, 200, new Date()), await runtime.slots.heads([userId], 200)]);
+      const stored = JSON.stringify([await runtime.events.read({ userId, sessionId: 's1' }, 0), await runtime.detail.artifacts.list({ userId }, {}, 200, new Date()), await runtime.slots.heads([userId], 200)]);
       const writers = [...stored.matchAll(/written-by-([a-z-]+)/g)].map((m) => m[1]!);
       const intruders = writers.filter((name) => !mayAccess(callers.find((c) => c.name === name)!, userId));
       expect(intruders, userId).toEqual([]);

@@ -255,7 +255,7 @@ describe('snapshot / restore', () => {
     const again = json(await restore(userId, snapshotId, { agentId: 'researcher' }));
     expect(again.restored).toEqual(restored.restored);
 
-    const view = json(await list(userId, '?agentId=researcher')).items as { key: string; restoredFrom: { key: string } }[];
+    const view = json(await list(userId, '?agentId=researcher&scope=private')).items as { key: string; restoredFrom: { key: string } }[];
     expect(view.map((v) => v.restoredFrom.key).sort()).toEqual([a, b].sort());
     const copyOfB = view.find((v) => v.restoredFrom.key === b)!;
     expect(json(await get(userId, copyOfB.key)).content).toBe('x'.repeat(10_000));

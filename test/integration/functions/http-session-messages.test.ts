@@ -87,7 +87,7 @@ describe('GET /messages (format=openai)', () => {
         for (const [i, m] of sent.entries()) {
           if (!offloaded(m)) continue;
           const memoryKey = PLACEHOLDER.exec(back[i]!.content!)![1]!;
-          expect((await retrieveMemory(runtime, key.userId, memoryKey, GetMemoryQuery.parse({}))).content).toBe(m.content);
+          expect((await retrieveMemory(runtime, { userId: key.userId }, memoryKey, GetMemoryQuery.parse({}))).content).toBe(m.content);
         }
       }),
       { numRuns: 50 },
