@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { retrieveWithAgent } from '../shared/application/retrieval-agent.js';
 import { searchFacts } from '../shared/application/search-facts.js';
-import { FactSearchBody } from '../shared/contracts/facts.js';
+import { FactSearchBody, FactSearchResult } from '../shared/contracts/facts.js';
 import { Id } from '../shared/contracts/ids.js';
 import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-export const handler = httpHandler({ params: z.object({ userId: Id }), body: FactSearchBody }, async ({ params, body }) =>
+export const handler = httpHandler({ params: z.object({ userId: Id }), body: FactSearchBody, response: FactSearchResult, summary: 'Hybrid search over turns, interactions, artifacts, insights and session summaries (mode agent: the retrieval agent)' }, async ({ params, body }) =>
   (body.mode === 'agent' ? retrieveWithAgent : searchFacts)(await getRuntime(), params.userId, body),
 );
 

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { listMemories } from '../shared/application/artifacts.js';
-import { ListMemoriesQuery } from '../shared/contracts/artifacts.js';
+import { ListMemoriesQuery, MemoryList } from '../shared/contracts/artifacts.js';
 import { Id } from '../shared/contracts/ids.js';
 import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-export const handler = httpHandler({ params: z.object({ userId: Id }), query: ListMemoriesQuery }, async ({ params, query }) =>
+export const handler = httpHandler({ params: z.object({ userId: Id }), query: ListMemoriesQuery, response: MemoryList, summary: 'List artifacts, newest first, without content' }, async ({ params, query }) =>
   listMemories(await getRuntime(), params.userId, query),
 );
 
