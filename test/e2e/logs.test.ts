@@ -114,6 +114,11 @@ describe('logs hold no memory text', () => {
     await client.callTool({ name: 'get_context', arguments: { userId: u, sessionId: 's1' } });
     await client.callTool({ name: 'handoff', arguments: { userId: u, sessionId: 's1', fromAgentId: 'a2', toAgentId: 'a1', note: text('mcp handoff') } });
     await client.close();
+    // The API reference: public, the same for everyone.
+    await drive('http-openapi-get', api('openapi.json'));
+    await drive('http-docs-get', api('docs'));
+    await drive('http-docs-asset-get', api('docs/init.js'));
+    await drive('http-docs-asset-get', api(`docs/${MARKER}.js`));
 
     // Forget last: a session, then the user (the purge report carries ids and counts only).
     const forgotSession = await json<{ operationId: string }>(drive('http-session-forget', api(`v1/users/${u}/sessions/s1`, { method: 'DELETE' })));
