@@ -1,9 +1,10 @@
+import { HealthResponse } from '../shared/contracts/health.js';
 import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
 /** Public (no credentials): liveness, backends and model-call counts per operation type; nothing per user. */
-export const handler = httpHandler({ access: 'public' }, async () => {
+export const handler = httpHandler({ access: 'public', response: HealthResponse, summary: 'Liveness, backends and model-call counts (public)' }, async () => {
   const runtime = await getRuntime();
   return {
     status: 'ok',

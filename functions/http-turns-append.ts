@@ -1,11 +1,11 @@
 import { appendTurns } from '../shared/application/append-turns.js';
 import { SessionKey } from '../shared/contracts/ids.js';
-import { AppendTurnsBody } from '../shared/contracts/turns.js';
+import { AppendTurnsBody, AppendTurnsResult } from '../shared/contracts/turns.js';
 import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-export const handler = httpHandler({ params: SessionKey, body: AppendTurnsBody, status: 202 }, async ({ params, body }) =>
+export const handler = httpHandler({ params: SessionKey, body: AppendTurnsBody, response: AppendTurnsResult, status: 202, summary: 'Append 1–100 turns (idempotent per turnId)', problems: ['session_ended', 'forget_in_progress'] }, async ({ params, body }) =>
   appendTurns(await getRuntime(), params, body),
 );
 

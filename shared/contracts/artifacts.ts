@@ -70,7 +70,8 @@ export const ArtifactRecord = z.object({
 export type ArtifactRecord = z.infer<typeof ArtifactRecord>;
 
 /** What the API shows of an artifact without its content. */
-export type ArtifactSummary = Omit<ArtifactRecord, 'storage'> & { storage: 'inline' | 'blob' };
+export const ArtifactSummary = ArtifactRecord.omit({ storage: true }).extend({ storage: z.enum(['inline', 'blob']) });
+export type ArtifactSummary = z.infer<typeof ArtifactSummary>;
 
 export const StoreMemoryBody = z
   .object({
@@ -177,3 +178,32 @@ export const RestoreSnapshotBody = z.object({ agentId: Id, sessionId: Id.optiona
 export type RestoreSnapshotBody = z.infer<typeof RestoreSnapshotBody>;
 
 export const SnapshotParams = z.object({ userId: Id, snapshotId: Id });
+
+/** GET /users/{u}/memories/{key}: the artifact with its (transformed) content. */
+export const RetrievedMemory = ArtifactSummary.extend({
+  transform: Transform,
+  content: z.string(),
+  /** True when the transform left part of the content out. */
+  partial: z.boolean(),
+  /** Line transforms: the lines kept of the content's total. */
+  lines: z.object({ kept: z.number().int().nonnegative(), total: z.number().int().nonnegative() }).optional(),
+});
+
+/** GET /users/{u}/memories: newest first, without content. */
+export const MemoryList = z.object({ items: z.array(ArtifactSummary), nextCursor: z.string().nullable() });
+
+export const DeletedMemory = z.object({ key: ArtifactKey, deleted: z.literal(true) });
+
+export const Snapshot = z.object({ snapshotId: Id, keys: z.array(ArtifactKey), createdAt: z.iso.datetime() });
+
+export const RestoreSnapshotResult = z.object({
+  snapshotId: Id,
+  agentId: Id,
+  /** Each artifact copied into the agent's view: its key in the snapshot and the copy's key. */
+  restored: z.array(z.object({ from: ArtifactKey, key: ArtifactKey })),
+  /** Keys deleted or expired since the snapshot. */
+  missing: z.array(ArtifactKey),
+});
+
+/** An artifact a word search found, with its score and an excerpt (MCP search_memory). */
+export const MemoryHit = ArtifactSummary.extend({ score: z.number(), excerpt: z.string() });

@@ -12,3 +12,4 @@ export * from './insights.js';
 export * from './operations.js';
 export * from './text.js';
 export * from './messages.js';
+export * from './health.js';

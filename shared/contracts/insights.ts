@@ -63,4 +63,8 @@ export const InsightsQuery = z.object({
 export type InsightsQuery = z.infer<typeof InsightsQuery>;
 
 /** An insight as the API returns it (no vector). */
-export type InsightView = Omit<InsightDocument, 'insightVector'>;
+export const InsightView = InsightDocument.omit({ insightVector: true });
+export type InsightView = z.infer<typeof InsightView>;
+
+/** GET /users/{u}/insights, oldest first. */
+export const InsightList = z.object({ insights: z.array(InsightView) });

@@ -13,6 +13,10 @@ export const MAX_INSTANCE_ID_LENGTH = 256;
 /** An operation id as the API accepts it (`GET /operations/{id}`). */
 export const OperationId = z.string().regex(new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_INSTANCE_ID_LENGTH}}$`));
 
+/** What a request that starts (or finds) an operation answers: 202 with the orchestration's instance id. */
+export const OperationAccepted = z.object({ operationId: z.string() });
+export type OperationAccepted = z.infer<typeof OperationAccepted>;
+
 /** GET /operations/{id} */
 export const OperationStatus = z.object({
   operationId: z.string(),

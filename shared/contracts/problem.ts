@@ -19,6 +19,8 @@ export const ErrorCode = z.enum([
   'scope_owner_required',
   /** A method the route does not take (405). */
   'method_not_allowed',
+  /** The request's Accept header takes no type the route answers with (406; MCP over streamable HTTP). */
+  'not_acceptable',
   /** A write whose body is not JSON (415). */
   'unsupported_media_type',
   /** A request for a Host name this server does not answer to (421; DNS rebinding). */

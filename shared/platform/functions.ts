@@ -6,8 +6,12 @@ import { settings } from './config.js';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type Trigger =
-  /** `durableClient`: the function starts or queries orchestrations (a durable client input binding in Azure). */
-  | { kind: 'http'; methods: HttpMethod[]; route: string; durableClient?: boolean }
+  /**
+   * `durableClient`: the function starts or queries orchestrations (a durable client input binding in Azure).
+   * `anonymous`: Azure asks no function key for it (the API reference, which a browser opens as it is); every other
+   * HTTP function has `authLevel: 'function'`.
+   */
+  | { kind: 'http'; methods: HttpMethod[]; route: string; durableClient?: boolean; anonymous?: boolean }
   /**
    * The Cosmos DB change feed of a container in `%COSMOS_DATABASE%`, leases in `leases`. `retry`: the function-level
    * retry policy, without which the trigger would checkpoint past a batch whose function threw.
@@ -36,7 +40,13 @@ export type FunctionDescriptor =
   | { name: string; trigger: Extract<Trigger, { kind: 'orchestration' }>; handler: OrchestrationHandler }
   | { name: string; trigger: Extract<Trigger, { kind: 'activity' }>; handler: ActivityHandler };
 
-export const http = (method: HttpMethod, route: string) => ({ kind: 'http' as const, methods: [method], route });
+export const http = (method: HttpMethod | HttpMethod[], route: string, options: { anonymous?: boolean; durableClient?: boolean } = {}) => ({
+  kind: 'http' as const,
+  methods: Array.isArray(method) ? method : [method],
+  route,
+  ...(options.anonymous && { anonymous: true }),
+  ...(options.durableClient && { durableClient: true }),
+});
 
 /**
  * The retry of a change-feed function in Azure. The Cosmos DB trigger checkpoints after every invocation, failed or
@@ -89,7 +99,7 @@ export function defineFunction<D extends FunctionDescriptor>(descriptor: D): D {
       app.http(d.name, {
         methods: d.trigger.methods,
         route: d.trigger.route,
-        authLevel: 'function',
+        authLevel: d.trigger.anonymous ? 'anonymous' : 'function',
         ...(d.trigger.durableClient && { extraInputs: [df.input.durableClient()] }),
         handler: d.handler as HttpHandler,
       });

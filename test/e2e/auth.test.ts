@@ -7,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../shared/application/auth.js';
 import { startLocalHost } from '../../shared/platform/local-host/host.js';
+import { MCP_TOOLS } from '../support/mcp-tools.js';
 
 // The local host with AUTH_MODE=apikey, over real HTTP: the REST routes and /mcp both want a key.
 
@@ -67,5 +68,36 @@ describe('local host with API keys (AUTH_MODE=apikey)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('/api/mcp (the Azure MCP function) wants a key like the REST routes: 401 without, every tool with alice\'s key, forbidden on bob', async () => {
+    const url = `${host.url}/mcp`;
+    const none = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(none.status).toBe(401);
+    expect(none.headers.get('content-type')).toBe('application/problem+json');
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await fetch(url, { headers: { authorization: 'Bearer amk_000000000000_nope' } })).status).toBe(401);
+
+    const client = new Client({ name: 'azure-mcp-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${aliceKey}` } } }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(MCP_TOOLS);
+      const appended = (await client.callTool({ name: 'append_turns', arguments: { userId: 'alice', sessionId: 'mcp-s1', turns: [{ role: 'user', content: 'hello over MCP' }] } })) as CallToolResult;
+      expect(appended.isError).toBeFalsy();
+      const intrusion = (await client.callTool({ name: 'append_turns', arguments: { userId: 'bob', sessionId: 's1', turns: [{ role: 'user', content: 'an intrusion' }] } })) as CallToolResult;
+      expect((intrusion.content[0] as { text: string }).text).toMatch(/^forbidden:/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the API reference is public: /api/openapi.json and /api/docs answer without a key', async () => {
+    expect((await fetch(`${host.url}/openapi.json`)).status).toBe(200);
+    expect((await fetch(`${host.url}/docs`)).status).toBe(200);
+    expect((await fetch(`${host.url}/docs/swagger-ui-bundle.js`)).status).toBe(200);
   });
 });

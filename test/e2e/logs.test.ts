@@ -114,6 +114,27 @@ describe('logs hold no memory text', () => {
     await client.callTool({ name: 'get_context', arguments: { userId: u, sessionId: 's1' } });
     await client.callTool({ name: 'handoff', arguments: { userId: u, sessionId: 's1', fromAgentId: 'a2', toAgentId: 'a1', note: text('mcp handoff') } });
     await client.close();
+    // The same tools through the MCP function's own route (/api/mcp, as in Azure); /mcp above is its local alias.
+    driven.add('http-mcp');
+    const azure = new Client({ name: 'logs-test-azure', version: '1.0.0' });
+    await azure.connect(new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`)));
+    await azure.callTool({ name: 'append_turns', arguments: { userId: u, sessionId: 's2', turns: [{ role: 'user', content: text('mcp turn') }] } });
+    await azure.callTool({ name: 'search_facts', arguments: { userId: u, query: `where is ${MARKER}` } });
+    await azure.callTool({ name: 'search_facts', arguments: { userId: u, query: `what about ${MARKER}`, mode: 'agent' } });
+    await azure.callTool({ name: 'get_session', arguments: { userId: u, sessionId: 's2' } });
+    const mcpSnapshot = await azure.callTool({ name: 'create_snapshot', arguments: { userId: u, keys: [key] } });
+    const mcpSnapshotId = (JSON.parse((mcpSnapshot.content as { text: string }[])[0]!.text) as { snapshotId: string }).snapshotId;
+    await azure.callTool({ name: 'restore_snapshot', arguments: { userId: u, snapshotId: mcpSnapshotId, agentId: 'agent-3' } });
+    await azure.callTool({ name: 'delete_memory', arguments: { userId: u, key } });
+    const mcpEnded = await azure.callTool({ name: 'end_session', arguments: { userId: u, sessionId: 's2' } });
+    await operationDone((JSON.parse((mcpEnded.content as { text: string }[])[0]!.text) as { operationId: string }).operationId);
+    await azure.callTool({ name: 'append_turns', arguments: { userId: u, sessionId: 's2', turns: [{ role: MARKER, content: `${MARKER}\u0000` }] } });
+    await azure.close();
+    // The API reference: public, the same for everyone.
+    await drive('http-openapi-get', api('openapi.json'));
+    await drive('http-docs-get', api('docs'));
+    await drive('http-docs-asset-get', api('docs/init.js'));
+    await drive('http-docs-asset-get', api(`docs/${MARKER}.js`));
 
     // Forget last: a session, then the user (the purge report carries ids and counts only).
     const forgotSession = await json<{ operationId: string }>(drive('http-session-forget', api(`v1/users/${u}/sessions/s1`, { method: 'DELETE' })));

@@ -4,22 +4,38 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { turnArtifactKey } from '../../shared/application/offload.js';
-import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody } from '../../shared/contracts/artifacts.js';
+import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
+import { CreateSnapshotBody, GetMemoryQuery, MemoryKeyParams, RestoreSnapshotBody, SearchMemoriesQuery, SnapshotParams, StoreMemoryBody, ViewerQuery } from '../../shared/contracts/artifacts.js';
 import { ContextQuery } from '../../shared/contracts/context.js';
+import { FactSearchBody } from '../../shared/contracts/facts.js';
 import { SessionKey } from '../../shared/contracts/ids.js';
 import { HandoffBody } from '../../shared/contracts/sessions.js';
 import { PutSlotBody, SlotParams, SlotQuery } from '../../shared/contracts/slots.js';
+import { AppendTurnsBody } from '../../shared/contracts/turns.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { createMcpServer } from '../../shared/platform/mcp/server.js';
-import { memoryRuntime } from '../support/runtime.js';
+import { handler as projectHandler } from '../../functions/cosmos-events-project.js';
+import { MCP_TOOLS } from '../support/mcp-tools.js';
+import { context, memoryRuntime } from '../support/runtime.js';
 
 let runtime: Runtime;
 let client: Client;
+/** Orchestrations started by end_session (the HTTP function passes its durable client; here a recording stub). */
+const started: { name: string; instanceId: string }[] = [];
+const orchestrations: OrchestrationClient = {
+  start: async (name, instanceId) => {
+    const first = !started.some((s) => s.instanceId === instanceId);
+    started.push({ name, instanceId });
+    return { instanceId, started: first };
+  },
+  purge: async () => 0,
+  status: async () => null,
+};
 
 beforeAll(async () => {
   runtime = await memoryRuntime();
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await createMcpServer(runtime).connect(serverTransport);
+  await createMcpServer(runtime, undefined, { orchestrations: () => orchestrations }).connect(serverTransport);
   client = new Client({ name: 'test-client', version: '1.0.0' });
   await client.connect(clientTransport);
 });
@@ -38,7 +54,7 @@ const textOf = (result: CallToolResult, i = 0) => {
 describe('MCP server (SDK client over the in-memory transport)', () => {
   it('lists the tools', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_context', 'handoff', 'retrieve_memory', 'search_memory', 'slot_get', 'slot_set', 'store_memory']);
+    expect(tools.map((t) => t.name).sort()).toEqual(MCP_TOOLS);
   });
 
   it('takes the same fields as the HTTP contracts it is derived from, plus the ids of the path', async () => {
@@ -53,7 +69,15 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
       handoff: keys(SessionKey.shape, HandoffBody.shape),
       slot_get: keys(SlotParams.shape, SlotQuery.shape),
       slot_set: keys(SlotParams.shape, SlotQuery.shape, PutSlotBody.shape, { expectedVersion: 0 }),
+      append_turns: keys(SessionKey.shape, AppendTurnsBody.shape),
+      get_session: keys(SessionKey.shape),
+      end_session: keys(SessionKey.shape),
+      search_facts: keys({ userId: 0 }, FactSearchBody.shape),
+      delete_memory: keys(MemoryKeyParams.shape, ViewerQuery.shape),
+      create_snapshot: keys({ userId: 0 }, CreateSnapshotBody.shape),
+      restore_snapshot: keys(SnapshotParams.shape, RestoreSnapshotBody.shape),
     });
+    expect(tools.find((t) => t.name === 'append_turns')?.inputSchema.required).toEqual(expect.arrayContaining(['userId', 'sessionId', 'turns']));
     const ttlSeconds = tools.find((t) => t.name === 'store_memory')?.inputSchema.properties?.['ttlSeconds'];
     expect(ttlSeconds).toMatchObject({ minimum: 60, maximum: 31_536_000, description: expect.stringMatching(/seconds/) });
   });
@@ -131,6 +155,68 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
     const self = await call('handoff', { ...key, fromAgentId: 'planner', toAgentId: 'planner' });
     expect(self.isError).toBe(true);
     expect(textOf(self)).toMatch(/^validation_failed:/);
+  });
+
+  it('append_turns → get_session → search_facts (both modes) → end_session, through the same use cases as the routes', async () => {
+    const key = { userId: 'mcp-u8', sessionId: 's1' };
+    const turns = [
+      { role: 'user', content: 'My sister Ingrid lives in Tromsø and keeps bees.', turnId: 't1' },
+      { role: 'assistant', content: 'Tromsø is far north; beekeeping there must be a challenge.', turnId: 't2' },
+    ];
+    const accepted = JSON.parse(textOf(await call('append_turns', { ...key, turns }))) as { accepted: { turnId: string; seq: number }[] };
+    expect(accepted.accepted).toEqual([{ turnId: 't1', seq: 1 }, { turnId: 't2', seq: 2 }]);
+    // A retry with the same turnIds gets the same seqs back.
+    expect(JSON.parse(textOf(await call('append_turns', { ...key, turns })))).toEqual(accepted);
+    const duplicate = await call('append_turns', { ...key, turns: [turns[0], turns[0]] });
+    // The SDK checks the shape's own refinements first (an MCP error result); the contract's parse then the rest.
+    expect(duplicate.isError).toBe(true);
+    expect(textOf(duplicate)).toMatch(/turnIds must be unique/);
+
+    const { events } = await runtime.changeFeed!.readFeed(null, 100_000);
+    await projectHandler(events, context('cosmos-events-project'));
+    const status = JSON.parse(textOf(await call('get_session', key))) as { status: string; turnCount: number };
+    expect(status).toMatchObject({ status: 'active', turnCount: 2, pending: 0 });
+    expect(textOf(await call('get_session', { ...key, sessionId: 'unknown' }))).toMatch(/^not_found:/);
+
+    const search = JSON.parse(textOf(await call('search_facts', { userId: key.userId, query: 'Where does Ingrid live?', sources: ['turns'] }))) as { facts: { text: string; turnIds: string[] }[] };
+    expect(search.facts[0]?.turnIds).toEqual(['t1']);
+    const agent = JSON.parse(textOf(await call('search_facts', { userId: key.userId, query: 'Where does Ingrid live?', mode: 'agent' }))) as { facts: unknown[]; answer?: string };
+    expect(typeof agent.answer).toBe('string');
+    expect((await call('search_facts', { userId: key.userId, query: 'x', topK: 0 })).isError).toBe(true);
+
+    const ended = JSON.parse(textOf(await call('end_session', key))) as { operationId: string };
+    expect(ended.operationId).toBe('session-end:mcp-u8:s1');
+    expect(started.at(-1)).toEqual({ name: 'orch-session-end', instanceId: 'session-end:mcp-u8:s1' });
+    expect(textOf(await call('append_turns', { ...key, turns: [{ role: 'user', content: 'one more' }] }))).toMatch(/^session_ended:/);
+  });
+
+  it('create_snapshot → restore_snapshot → delete_memory', async () => {
+    const userId = 'mcp-u9';
+    const { key } = JSON.parse(textOf(await call('store_memory', { userId, content: 'the launch checklist' }))) as { key: string };
+    const snapshot = JSON.parse(textOf(await call('create_snapshot', { userId, keys: [key] }))) as { snapshotId: string; keys: string[] };
+    expect(snapshot.keys).toEqual([key]);
+    const restored = JSON.parse(textOf(await call('restore_snapshot', { userId, snapshotId: snapshot.snapshotId, agentId: 'helper' }))) as { restored: { from: string; key: string }[]; missing: string[] };
+    expect(restored.restored.map((r) => r.from)).toEqual([key]);
+    expect(textOf(await call('retrieve_memory', { userId, key: restored.restored[0]!.key }))).toBe('the launch checklist');
+
+    expect(JSON.parse(textOf(await call('delete_memory', { userId, key })))).toEqual({ key, deleted: true });
+    expect(textOf(await call('retrieve_memory', { userId, key }))).toMatch(/^not_found:/);
+    expect(textOf(await call('delete_memory', { userId, key }))).toMatch(/^not_found:/);
+    expect(textOf(await call('create_snapshot', { userId, keys: [key] }))).toMatch(/^not_found:/);
+    const again = JSON.parse(textOf(await call('restore_snapshot', { userId, snapshotId: snapshot.snapshotId, agentId: 'helper2' }))) as { missing: string[] };
+    expect(again.missing).toEqual([key]);
+  });
+
+  it('end_session without an orchestration client (stdio) is a tool error, not a crash', async () => {
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(runtime).connect(serverTransport);
+    const bare = new Client({ name: 'stdio-like', version: '1.0.0' });
+    await bare.connect(clientTransport);
+    await appendTurns(runtime, { userId: 'mcp-u10', sessionId: 's1' }, { turns: [{ role: 'user', content: 'hello' }] });
+    const result = (await bare.callTool({ name: 'end_session', arguments: { userId: 'mcp-u10', sessionId: 's1' } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^upstream_unavailable:/);
+    await bare.close();
   });
 });
 

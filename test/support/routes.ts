@@ -1,5 +1,7 @@
 import type { HttpHandler, HttpResponseInit } from '@azure/functions';
+import type { Access } from '../../shared/platform/auth.js';
 import type { FunctionDescriptor } from '../../shared/platform/functions.js';
+import { routeDocOf } from '../../shared/platform/http.js';
 import { loadFunctions } from '../../shared/platform/local-host/functions.js';
 import { context, request } from './runtime.js';
 
@@ -9,6 +11,8 @@ export interface HttpRoute {
   /** `v1/users/{userId}/…` as the function declares it. */
   route: string;
   params: readonly string[];
+  /** Who may call (`public`: no credentials, like /health and the API reference). */
+  access: Access;
   handler: HttpHandler;
 }
 
@@ -19,7 +23,8 @@ export async function httpRoutes(): Promise<HttpRoute[]> {
     if (f.trigger.kind !== 'http') return [];
     const route = f.trigger.route;
     const params = [...route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-    return f.trigger.methods.map((method) => ({ name: f.name, method, route, params, handler: f.handler as HttpHandler }));
+    const access = routeDocOf(f.handler)?.access ?? 'user';
+    return f.trigger.methods.map((method) => ({ name: f.name, method, route, params, access, handler: f.handler as HttpHandler }));
   });
 }
 

@@ -11,7 +11,6 @@ import { loadFunctions } from './functions.js';
 import { ChangeFeedPump } from './pump.js';
 import { createLocalServer } from './server.js';
 import { withLocalBlobStorage } from './azurite.js';
-import { handleMcpHttp } from '../mcp/server.js';
 
 /** How long a shutdown waits for requests in flight, and then for the current batch or step, before abandoning them. */
 export const SHUTDOWN_GRACE_MS = 2_000;
@@ -53,12 +52,13 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
       : [],
   );
   const server = createLocalServer(functions, {
-    // Routes built by httpHandler say their own limit (MAX_REQUEST_BYTES; artifact uploads more); this one is /mcp's.
+    // Routes built by httpHandler or httpEndpoint say their own limit (MAX_REQUEST_BYTES; artifact uploads more).
     maxBodyBytes: config.MAX_REQUEST_BYTES,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,
     hostNames: [config.HOST],
-    rawRoutes: { '/mcp': (req, res, body) => handleMcpHttp(runtime, req, res, body) },
-    onHandled: (name) => name === 'http-turns-append' && pumps.forEach((p) => p.wake()),
+    // MCP (functions/http-mcp.ts) at /api/mcp as in Azure, and at /mcp where local clients have always found it.
+    aliases: { '/mcp': '/api/mcp' },
+    onHandled: (name) => (name === 'http-turns-append' || name === 'http-mcp') && pumps.forEach((p) => p.wake()),
   });
   await new Promise<void>((resolve) => server.listen(overrides.port ?? config.PORT, config.HOST, resolve));
   pumps.forEach((p) => p.start());

@@ -5,7 +5,7 @@ import azureFunctions, { type HttpHandler, type HttpResponseInit } from '@azure/
 import { MemoryError } from '../../domain/errors.js';
 import type { FunctionDescriptor } from '../functions.js';
 import { bodyLimitOf, problem } from '../http.js';
-import { declaredLength, isJsonContentType, parseJsonText, requireJsonContentType, tooLarge } from '../http-limits.js';
+import { declaredLength, isJsonContentType, tooLarge } from '../http-limits.js';
 import { invocationContext } from './invocation.js';
 
 const { HttpRequest } = azureFunctions;
@@ -27,8 +27,8 @@ interface ServerOptions {
   /** Host names (without port) besides localhost, 127.0.0.1 and [::1] that the server answers to: its bind host. */
   hostNames?: readonly string[];
   onHandled?: (name: string) => void;
-  /** Paths served by a plain Node handler instead of a function (the MCP endpoint); POST bodies arrive read and parsed. */
-  rawRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse, body?: unknown) => Promise<void>>;
+  /** Paths served by a function's route under another path: `{'/mcp': '/api/mcp'}` (MCP clients' usual endpoint). */
+  aliases?: Record<string, string>;
 }
 
 /** `v1/users/{userId}/sessions` → /^\/api\/v1\/users\/(?<userId>[^/]+)\/sessions$/ */
@@ -58,12 +58,8 @@ export function createLocalServer(functions: readonly FunctionDescriptor[], opti
     // The path and query only: the Host header has been checked and never builds the URL.
     if (!req.url?.startsWith('/')) throw new MemoryError('validation_failed', 'The request target must be a path');
     const url = new URL(req.url, 'http://localhost');
-    const raw = options.rawRoutes?.[url.pathname];
-    if (raw) {
-      if (req.method === 'POST') requireJsonContentType(req.headers['content-type']);
-      const body = req.method === 'POST' ? parseJsonText(Buffer.from(await readBody(req, limits.maxBodyBytes, limits.bodyTimeoutMs, true)).toString('utf8')) : undefined;
-      return raw(req, res, body);
-    }
+    const alias = options.aliases?.[url.pathname];
+    if (alias) url.pathname = alias;
     await serve(routes, url, req, res, { ...limits, ...(options.onHandled && { onHandled: options.onHandled }) });
   };
   // Keep idle connections longer than clients do (undici: 4 s), so a client never reuses a socket the server is closing.
@@ -126,7 +122,7 @@ async function serve(routes: readonly Route[], url: URL, req: IncomingMessage, r
   const hasBody = declaredLength(req.headers['content-length']) !== 0 || req.headers['transfer-encoding'] !== undefined;
   // Refused before a byte of the body is read: a body where none is taken, a write that is not JSON, a declared size over the limit.
   if (hasBody && limit === 0) throw new MemoryError('validation_failed', 'This route takes no request body');
-  if (limit > 0 && !isJsonContentType(req.headers['content-type'])) throw new MemoryError('unsupported_media_type', 'The body must be JSON (Content-Type: application/json)');
+  if (hasBody && limit > 0 && !isJsonContentType(req.headers['content-type'])) throw new MemoryError('unsupported_media_type', 'The body must be JSON (Content-Type: application/json)');
   const bytes = hasBody ? await readBody(req, limit, options.bodyTimeoutMs) : undefined;
   const request = new HttpRequest({ method, url: url.href, headers, params, query: Object.fromEntries(url.searchParams), ...(bytes && { body: { bytes } }) });
   const response = await found.route.handler(request, invocationContext(found.route.name));
@@ -154,12 +150,11 @@ function send(res: ServerResponse, response: HttpResponseInit, status = response
  * stream that passes the limit is refused at that point (never buffered whole), and a pause longer than `timeoutMs`
  * ends the request (408). Events rather than `for await`: the async iterator costs a promise per chunk on every request.
  */
-function readBody(req: IncomingMessage, limit: number, timeoutMs: number, allowEmpty = false): Promise<Uint8Array> {
+function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Uint8Array> {
   return new Promise<Uint8Array>((resolve, reject) => {
     const declared = declaredLength(req.headers['content-length']);
     if (Number.isNaN(declared)) return reject(new MemoryError('validation_failed', 'Content-Length is malformed'));
     if (declared > limit) return reject(tooLarge(limit));
-    if (declared === 0 && req.headers['transfer-encoding'] === undefined && allowEmpty) return resolve(new Uint8Array());
     const chunks: Buffer[] = [];
     let size = 0;
     let timer: NodeJS.Timeout | undefined;

@@ -1,23 +1,29 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { retrieveMemory, searchMemories, storeMemory } from '../../application/artifacts.js';
+import { appendTurns } from '../../application/append-turns.js';
+import { createSnapshot, deleteMemory, restoreSnapshot, retrieveMemory, searchMemories, storeMemory } from '../../application/artifacts.js';
 import { getContext } from '../../application/get-context.js';
+import { getSessionStatus } from '../../application/get-session-status.js';
 import { recordHandoff } from '../../application/handoff.js';
-import { GetMemoryQuery, MemoryKeyParams, SearchMemoriesQuery, StoreMemoryBody } from '../../contracts/artifacts.js';
+import type { OrchestrationClient } from '../../application/operation-ports.js';
+import { retrieveWithAgent } from '../../application/retrieval-agent.js';
+import { searchFacts } from '../../application/search-facts.js';
+import { endSession } from '../../application/session-end.js';
+import { CreateSnapshotBody, GetMemoryQuery, MemoryKeyParams, RestoreSnapshotBody, SearchMemoriesQuery, SnapshotParams, StoreMemoryBody, ViewerQuery } from '../../contracts/artifacts.js';
 import { ContextQuery } from '../../contracts/context.js';
 import { PutSlotBody, SlotParams, SlotQuery } from '../../contracts/slots.js';
 import { getSlot, putSlot } from '../../application/slots.js';
+import { FactSearchBody } from '../../contracts/facts.js';
 import { Id, SessionKey } from '../../contracts/ids.js';
 import { HandoffBody } from '../../contracts/sessions.js';
+import { AppendTurnsBody } from '../../contracts/turns.js';
 import { MemoryError } from '../../domain/errors.js';
 import type { Runtime } from '../composition.js';
 import { authorizeAgents, authorizeUser, type Principal } from '../../application/auth.js';
 import { viewerFor } from '../../application/viewer.js';
-import { LOCAL_PRINCIPAL } from '../auth.js';
-import { problem } from '../http.js';
+import { bodyAgents, LOCAL_PRINCIPAL } from '../auth.js';
 
 const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] });
 
@@ -33,18 +39,18 @@ async function run(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
 }
 
 /**
- * The MCP face of detail memory (seed 002's wrapper) over artifacts: store_memory, retrieve_memory, search_memory and get_context,
- * plus slot_get and slot_set (core memory),
- * each calling the use case behind the HTTP API. Tools take the userId like the API's path does, and each checks it
- * (and any agentId) against the caller's principal as the HTTP routes do. Over stdio the caller is the local process
- * that started the server, trusted with every user (LOCAL_PRINCIPAL); over HTTP it is whoever authenticated.
+ * The MCP face of the API: every tool calls the use case behind the HTTP route of the same purpose, with the route's
+ * contract as its input schema. Tools take the userId like the API's path does, and each checks it (and any agentId)
+ * against the caller's principal as the HTTP routes do. Over stdio the caller is the local process that started the
+ * server, trusted with every user (LOCAL_PRINCIPAL); over HTTP it is whoever authenticated. `orchestrations` starts the
+ * session-end orchestration (the HTTP function's durable client, or the local runner); stdio has none.
  */
-export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_PRINCIPAL): McpServer {
-  /** Runs a tool for `userId` after the same authorization an HTTP route applies. */
+export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_PRINCIPAL, options: { orchestrations?: () => OrchestrationClient } = {}): McpServer {
+  /** Runs a tool for `userId` after the same authorization an HTTP route applies; `agentId` may be a list (a body's agents). */
   const runFor = (userId: string, agentId: unknown, fn: () => Promise<CallToolResult>) =>
     run(async () => {
       authorizeUser(principal, userId);
-      authorizeAgents(principal, [agentId]);
+      authorizeAgents(principal, Array.isArray(agentId) ? agentId : [agentId]);
       return fn();
     });
   const server = new McpServer({ name: 'agent-memory-service', version: '0.1.0' });
@@ -140,30 +146,104 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
       }),
   );
 
+  // --- The rest of the API: turns, session status and end, fact search, memory delete, snapshots. ---
+
+  server.registerTool(
+    'append_turns',
+    {
+      description:
+        'Append 1–100 turns to a session (role, content, optional name, agentId, turnId, timestamp, toolCalls, toolCallId). Retrying with the same turnId returns the original seq and writes nothing. Returns {accepted:[{turnId, seq}]}.',
+      inputSchema: { ...SessionKey.shape, ...AppendTurnsBody.shape },
+    },
+    ({ userId, sessionId, ...input }) => runFor(userId, bodyAgents(input), async () => text(await appendTurns(runtime, { userId, sessionId }, AppendTurnsBody.parse(input)))),
+  );
+
+  server.registerTool(
+    'get_session',
+    {
+      description: 'Session status: status (active, ending, completed), reflectionStatus, lastSeq, pending (events not yet projected), turnCount, agentIds, summary, threads and handoffs.',
+      inputSchema: SessionKey.shape,
+    },
+    ({ userId, sessionId }) => runFor(userId, undefined, async () => text(await getSessionStatus(runtime, { userId, sessionId }))),
+  );
+
+  server.registerTool(
+    'end_session',
+    {
+      description:
+        'End a session: summary, reflection into insights and the profile run as an operation. Returns {operationId}; ending again returns the same operation. The session then takes no more turns.',
+      inputSchema: SessionKey.shape,
+    },
+    ({ userId, sessionId }) =>
+      runFor(userId, undefined, async () => {
+        if (!options.orchestrations) throw new MemoryError('upstream_unavailable', 'Ending a session starts an orchestration: use the MCP endpoint of the local host or of Azure, not stdio');
+        const { operationId } = await endSession(runtime, options.orchestrations(), { userId, sessionId }, 'client');
+        return text({ operationId });
+      }),
+  );
+
+  server.registerTool(
+    'search_facts',
+    {
+      description:
+        "Search the user's long-term memory (turns, interactions, artifacts, insights, session summaries), hybrid full-text and vector, best first. mode 'agent' runs the retrieval agent, which also returns a synthesised answer citing the facts.",
+      inputSchema: { userId: Id, ...FactSearchBody.shape },
+    },
+    ({ userId, ...input }) =>
+      runFor(userId, input.agentId, async () => {
+        const body = FactSearchBody.parse(input);
+        if (body.mode === 'agent') return text(await retrieveWithAgent(runtime, userId, body));
+        return text(await searchFacts(runtime, userId, body, await viewerFor(runtime, principal, { userId, agentId: body.agentId, sessionId: body.sessionId })));
+      }),
+  );
+
+  server.registerTool(
+    'delete_memory',
+    {
+      description: 'Delete an artifact of detail memory (and its blob) by key. Returns {key, deleted: true}; an unknown or expired key, or one the reader may not see, is not_found.',
+      inputSchema: { ...MemoryKeyParams.shape, ...ViewerQuery.shape },
+    },
+    ({ userId, key, ...reader }) => runFor(userId, reader.agentId, async () => text(await deleteMemory(runtime, principal, await viewerFor(runtime, principal, { userId, ...reader }), key))),
+  );
+
+  server.registerTool(
+    'create_snapshot',
+    {
+      description: 'Snapshot chosen artifacts (keys) to hand to a sub-agent. Returns {snapshotId, keys, createdAt}; restore it with restore_snapshot.',
+      inputSchema: { userId: Id, ...CreateSnapshotBody.shape },
+    },
+    ({ userId, ...input }) =>
+      runFor(userId, [input.agentId, input.fromAgentId], async () => {
+        const body = CreateSnapshotBody.parse(input);
+        return text(await createSnapshot(runtime, await viewerFor(runtime, principal, { userId, agentId: body.fromAgentId, sessionId: body.sessionId }), body));
+      }),
+  );
+
+  server.registerTool(
+    'restore_snapshot',
+    {
+      description: "Copy a snapshot's artifacts into an agent's view. Returns {restored:[{from, key}], missing}; restoring twice is harmless.",
+      inputSchema: { ...SnapshotParams.shape, ...RestoreSnapshotBody.shape },
+    },
+    ({ userId, snapshotId, ...input }) => runFor(userId, input.agentId, async () => text(await restoreSnapshot(runtime, userId, snapshotId, RestoreSnapshotBody.parse(input)))),
+  );
+
   return server;
 }
 
 /**
- * Streamable HTTP (stateless): every request gets a fresh server and transport, so no session state is held and any
- * instance can answer. Used by the local host at /mcp.
+ * One MCP request over streamable HTTP, stateless: a fresh server and transport per request, so no session state is
+ * held and any instance can answer; answers are JSON, not SSE streams. Serves the HTTP function functions/http-mcp.ts
+ * (Azure, and /mcp on the local host). `body` is the request's JSON, read under the HTTP limits.
  */
-export async function handleMcpHttp(runtime: Runtime, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
-  let principal: Principal;
+export async function handleMcpRequest(runtime: Runtime, principal: Principal, request: Request, body: unknown, options: { orchestrations?: () => OrchestrationClient } = {}): Promise<Response> {
+  const server = createMcpServer(runtime, principal, options);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   try {
-    principal = await runtime.auth.authenticate(req.headers.authorization);
-  } catch (error) {
-    if (!(error instanceof MemoryError)) throw error;
-    const answer = problem(error, '/mcp');
-    req.resume();
-    res.writeHead(answer.status ?? 500, answer.headers as Record<string, string>).end(JSON.stringify(answer.jsonBody));
-    return;
+    await server.connect(transport);
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    await transport.close();
+    await server.close();
   }
-  const server = createMcpServer(runtime, principal);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  res.once('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(req, res, body);
 }

@@ -49,7 +49,7 @@ beforeAll(async () => {
   jwks = await startTestJwks();
   runtime = await memoryRuntime({ AUTH_MODE: 'entra+apikey', ...jwks.settings });
   useLocalOrchestrationClient(orchestrations);
-  routes = (await httpRoutes()).filter((r) => r.name !== 'http-health-get');
+  routes = (await httpRoutes()).filter((r) => r.access !== 'public');
   const now = new Date();
   const key = async (binding: { userId?: string; agentId?: string }) => ({ authorization: `Bearer ${(await createApiKey(runtime.apiKeys, binding, now)).key}` });
   const token = async (claims: Record<string, unknown>, audience?: string) => ({ authorization: `Bearer ${await jwks.sign(claims, audience ? { audience } : {})}` });
@@ -76,9 +76,14 @@ afterAll(async () => {
 });
 
 /** A request body that would write (or search) if it got through; writes carry the caller's marker. */
-function bodyFor(route: HttpRoute, caller: Caller): object | undefined {
+function bodyFor(route: HttpRoute, caller: Caller, target: string): object | undefined {
   const marker = `written-by-${caller.name}`;
   switch (route.name) {
+    case 'http-mcp':
+      // MCP authenticates at the route and authorizes per tool: a write to the target user, refused as a tool error.
+      return route.method === 'POST'
+        ? { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'append_turns', arguments: { userId: target, sessionId: 's1', turns: [{ role: 'user', content: marker }] } } }
+        : undefined;
     case 'http-turns-append':
       return { turns: [{ role: 'user', content: marker, agentId: 'planner' }] };
     case 'http-memories-create':
@@ -108,14 +113,16 @@ describe('authorization property: random principals × random routes', () => {
           const caller = callers[callerIndex]!;
           const route = routes[routeIndex]!;
           const owner = route.params.includes('userId') ? target : route.params.includes('operationId') ? operationOwner(operationId) : undefined;
+          const body = bodyFor(route, caller, target);
+          const headers = route.name === 'http-mcp' ? { ...caller.headers, accept: 'application/json, text/event-stream' } : caller.headers;
           const res = await callRoute(
             route,
             { userId: target, sessionId: 's1', key: route.method === 'DELETE' ? 'k-gone' : 'k1', snapshotId: 'snap-1', operationId },
-            { headers: caller.headers, ...(bodyFor(route, caller) && { body: bodyFor(route, caller)! }) },
+            { headers, ...(body && { body }) },
           );
           const where = `${caller.name} ${route.method} ${route.route} target=${target} op=${operationId} → ${res.status}`;
           if (caller.users === null) expect(res.status, where).toBe(401);
-          else if (mayAccess(caller, owner)) expect([401, 403], where).not.toContain(res.status);
+          else if (route.name === 'http-mcp' || mayAccess(caller, owner)) expect([401, 403], where).not.toContain(res.status);
           else expect(res.status, where).toBe(route.params.includes('operationId') ? 404 : 403);
           const text = JSON.stringify(res.jsonBody ?? res.body ?? '');
           for (const userId of [...USERS, 'nightly']) {

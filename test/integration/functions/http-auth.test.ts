@@ -55,8 +55,9 @@ function expectProblem(res: HttpResponseInit, status: number, code: string) {
 }
 
 describe('without credentials, every route is 401 (problem+json, WWW-Authenticate: Bearer)', () => {
-  it('covers every HTTP function but the public /health', async () => {
-    const guarded = routes.filter((r) => r.name !== 'http-health-get');
+  it('covers every HTTP function but the public ones (/health, the API reference)', async () => {
+    expect(routes.filter((r) => r.access === 'public').map((r) => r.name).sort()).toEqual(['http-docs-asset-get', 'http-docs-get', 'http-health-get', 'http-openapi-get']);
+    const guarded = routes.filter((r) => r.access !== 'public');
     expect(guarded.length).toBeGreaterThanOrEqual(15);
     for (const r of guarded) {
       const res = await callRoute(r, { userId: 'alice', sessionId: 's1', key: 'k1', snapshotId: 'snap1', operationId: 'session-end:alice:s1' }, { body: {} });
