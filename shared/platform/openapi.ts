@@ -17,7 +17,13 @@ const toJsonSchema = (schema: ZodType, io: 'input' | 'output'): JsonSchema => {
   // Refinements (unique turnIds, ttlClass xor ttlSeconds) have no JSON Schema: the document shows the shape they refine.
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
   delete json.$schema; // the document's jsonSchemaDialect says it once
-  return json;
+  if (!json.$defs) return json;
+  // The one recursive contract is a JSON value (z.json(): slot values), whose local $defs would not resolve inside
+  // the document: any JSON value is what `{}` says.
+  delete json.$defs;
+  return JSON.parse(JSON.stringify(json), (_key, value: unknown) =>
+    typeof value === 'object' && value !== null && typeof (value as { $ref?: unknown }).$ref === 'string' && (value as { $ref: string }).$ref.startsWith('#/$defs/') ? {} : value,
+  ) as JsonSchema;
 };
 
 /**

@@ -97,7 +97,14 @@ describe('logs hold no memory text', () => {
     await drive('http-session-messages', api(`v1/users/${u}/sessions/s1/messages`));
     await drive('http-session-messages', api(`v1/users/${u}/sessions/s1/messages?format=raw&agentId=${MARKER}`));
     await drive('http-session-handoffs-create', post(`v1/users/${u}/sessions/s1/handoffs`, { fromAgentId: 'a1', toAgentId: 'a2', note: text('handoff note'), memoryKeys: [stored.key] }));
+    const put = (query: string, value: unknown, headers: Record<string, string> = {}) => api(`v1/users/${u}/slots/notes?${query}`, { method: 'PUT', body: JSON.stringify({ value }), headers });
+    await drive('http-slot-put', put('scope=private&agentId=a1', { text: text('private slot') }));
+    await drive('http-slot-put', put('scope=session&sessionId=s1', text('session slot'), { 'if-match': '"7"' }));
+    await drive('http-slot-get', api(`v1/users/${u}/slots/notes?scope=private&agentId=a1`));
+    await drive('http-slots-list', api(`v1/users/${u}/slots?sessionId=s1&agentId=a1`));
+    await drive('http-session-handoffs-create', post(`v1/users/${u}/sessions/s1/handoffs`, { fromAgentId: 'a1', toAgentId: 'a2', memoryKeys: ['slot:notes'] }));
     await drive('http-context-get', api(`v1/users/${u}/sessions/s1/context?agentId=a2`));
+    await drive('http-slot-delete', api(`v1/users/${u}/slots/notes?scope=private&agentId=a1`, { method: 'DELETE' }));
     const ended = await json<{ operationId: string }>(drive('http-session-end', api(`v1/users/${u}/sessions/s1/end`, { method: 'POST' })));
     driven.add('http-operation-get');
     await operationDone(ended.operationId);
@@ -113,6 +120,9 @@ describe('logs hold no memory text', () => {
     await client.callTool({ name: 'search_memory', arguments: { userId: u, query: MARKER } });
     await client.callTool({ name: 'get_context', arguments: { userId: u, sessionId: 's1' } });
     await client.callTool({ name: 'handoff', arguments: { userId: u, sessionId: 's1', fromAgentId: 'a2', toAgentId: 'a1', note: text('mcp handoff') } });
+    await client.callTool({ name: 'slot_set', arguments: { userId: u, name: 'plan', value: { step: text('mcp slot') }, expectedVersion: 0 } });
+    await client.callTool({ name: 'slot_set', arguments: { userId: u, name: 'plan', value: text('stale'), expectedVersion: 5 } });
+    await client.callTool({ name: 'slot_get', arguments: { userId: u, name: 'plan' } });
     await client.close();
     // The same tools through the MCP function's own route (/api/mcp, as in Azure); /mcp above is its local alias.
     driven.add('http-mcp');
