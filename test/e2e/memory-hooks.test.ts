@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled, tool as agentTool } from '@openai/agents';
@@ -150,5 +150,32 @@ describe('OpenAI Agents SDK memory session', () => {
       ['user', "What is my dog's name?"],
       ['assistant', 'Your dog is Biscuit.'],
     ]);
+  });
+});
+
+describe('README quick start', () => {
+  it('runs as written (the README block and this copy agree, but for the import and the base URL)', async () => {
+    const baseUrl = host.url;
+    // README quick start: begin
+    const memory = new MemoryClient({ baseUrl });
+    await memory.appendTurns('alice', 's1', [
+      { role: 'user', content: 'I am 45 and want to retire at 60.' },
+      { role: 'assistant', content: 'Then let us look at your savings rate.' },
+    ]);
+    const context = await memory.getContext('alice', 's1', { maxTokens: 2000 });
+    const system = { role: 'system', content: context.text }; // in front of the next model call
+    const { operationId } = await memory.endSession('alice', 's1');
+    const ended = await memory.waitForOperation(operationId); // summary and insights written
+    // README quick start: end
+    expect(system.content).toContain('I am 45 and want to retire at 60.');
+    expect(ended).toMatchObject({ status: 'completed', name: 'orch-session-end' });
+    expect((await memory.getSession('alice', 's1')).status).toBe('completed');
+
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = /<!-- quick start:[^\n]*-->\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block, 'the README has a quick start block').toBeDefined();
+    const copy = /\/\/ README quick start: begin\n([\s\S]*?)\s*\/\/ README quick start: end/.exec(readFileSync(new URL(import.meta.url), 'utf8'))![1]!;
+    const expected = block!.replace("import { MemoryClient } from 'agent-memory-service/client';\n\n", '').replace("baseUrl: 'http://127.0.0.1:7071/api'", 'baseUrl').trim();
+    expect(copy.split('\n').map((l) => l.replace(/^ {4}/, '')).join('\n').trim()).toBe(expected);
   });
 });
