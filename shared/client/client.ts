@@ -1,7 +1,7 @@
 // The TypeScript client of the HTTP API. It imports the contracts for their types only (erased at build), so it
 // runs wherever `fetch` does — Node 20+, Deno, Bun, edge runtimes, browsers — and pulls in no zod, no node: module.
 import type { z } from 'zod';
-import type { ArtifactSummary, CreateSnapshotBody, GetMemoryQuery, ListMemoriesQuery, RestoreSnapshotBody, StoreMemoryBody, Transform } from '../contracts/artifacts.js';
+import type { ArtifactSummary, CreateSnapshotBody, ListMemoriesQuery, RestoreSnapshotBody, StoreMemoryBody, Transform } from '../contracts/artifacts.js';
 import type { ContextResponse } from '../contracts/context.js';
 import type { FactSearchBody, FactSearchResult } from '../contracts/facts.js';
 import type { InsightsQuery, InsightView, ProfileDocument } from '../contracts/insights.js';
@@ -37,7 +37,8 @@ export type FactSearchInput = z.input<typeof FactSearchBody>;
 export type StoreMemoryInput = z.input<typeof StoreMemoryBody>;
 export type HandoffInput = z.input<typeof HandoffBody>;
 export type ListMemoriesInput = Partial<Omit<ListMemoriesQuery, 'tags' | 'limit'>> & { tags?: string[]; limit?: number };
-export type GetMemoryInput = { transform?: Transform; n?: number; pattern?: string } & Partial<Pick<GetMemoryQuery, never>>;
+/** `first_n`/`last_n`: `n` lines (default 20); `excerpt`: `n` characters (default 2000); `filtered`: lines matching `pattern`. */
+export type GetMemoryInput = { transform?: Transform; n?: number; pattern?: string };
 
 export interface RetrievedMemory extends ArtifactSummary {
   transform: Transform;
