@@ -52,4 +52,22 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The client (shared/client) runs in any fetch runtime: it imports the contracts for their types only (no zod, no
+    // node:crypto at run time), the agent SDKs for their types only (optional peers), and nothing else of ours.
+    files: ['shared/client/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^\\.\\./(?!contracts/)', message: 'The client imports nothing of ours but the contracts (types only).' },
+            { regex: '^\\.\\./contracts/', allowTypeImports: true, message: 'The client imports the contracts for their types only (import type).' },
+            { group: ['zod', 'ai', '@ai-sdk/*', '@openai/*'], allowTypeImports: true, message: 'The client imports these for their types only (import type).' },
+            { group: ['node:*', '@azure/*', 'openai', 'openai/*', 'durable-functions', 'durable-functions/*'], message: 'The client runs on fetch alone (Node 20+ and edge runtimes).' },
+          ],
+        },
+      ],
+    },
+  },
 );

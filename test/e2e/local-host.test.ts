@@ -3,55 +3,61 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryClient, type SessionEventsPage } from '../../shared/client/index.js';
 import { startLocalHost } from '../../shared/platform/local-host/host.js';
 
 type Host = Awaited<ReturnType<typeof startLocalHost>>;
 const dataDir = mkdtempSync(join(tmpdir(), 'memory-e2e-'));
 let host: Host;
+/**
+ * The TypeScript client on the host's URL (a restart moves the host to a new port, and the client with it). One attempt
+ * per request: a 429 or 503 the client would otherwise retry must fail these tests, as it did over raw fetch.
+ */
+let memory: MemoryClient;
+const connect = () => new MemoryClient({ baseUrl: host.url, retry: { maxAttempts: 1 } });
 
 beforeAll(async () => {
   process.env.MEMORY_DATA_DIR = dataDir;
   process.env.PUMP_INTERVAL_MS = '20';
   host = await startLocalHost({ port: 0 });
+  memory = connect();
 });
 afterAll(async () => {
   await host?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** Raw HTTP, for what the client never sends (unknown routes, malformed bodies). */
 const api = (path: string, init?: RequestInit) => fetch(`${host.url}/${path}`, { ...init, headers: { 'content-type': 'application/json', ...init?.headers } });
-const post = (path: string, body: unknown) => api(path, { method: 'POST', body: JSON.stringify(body) });
 
 async function settled(userId: string, sessionId: string) {
   // Appends do not wait for the projection (the offline models run on their own thread), so it may still be catching
   // up when the last append returns: seconds of inference on a busy 2-core machine.
   for (const deadline = Date.now() + 40_000; Date.now() < deadline; ) {
-    const status = (await (await api(`v1/users/${userId}/sessions/${sessionId}`)).json()) as { pending: number; lastSeq: number };
+    const status = await memory.getSession(userId, sessionId);
     if (status.pending === 0 && status.lastSeq > 0) return status;
     await sleep(25);
   }
   throw new Error(`session ${sessionId} did not settle`);
 }
 
-type StreamEvent = { type: string; data: { turnId?: string; fromSeq?: number; toSeq?: number }; metadata: { seq: number } };
+type StreamEvent = SessionEventsPage['events'][number];
 
-/** The session's whole stream, paged through GET /events (lifecycle events sit between the turns). */
+/** The session's whole stream, paged through GET /events 7 at a time (lifecycle events sit between the turns). */
 async function stream(userId: string, sessionId: string): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
-  for (let after: number | null = 0; after !== null; ) {
-    const page = (await (await api(`v1/users/${userId}/sessions/${sessionId}/events?after=${after}&limit=7`)).json()) as { events: StreamEvent[]; next: number | null };
-    events.push(...page.events);
-    after = page.next;
-  }
+  for await (const event of memory.events(userId, sessionId, { limit: 7 })) events.push(event);
   return events;
 }
 
 /** Seq of each turn, by turnId. */
-const turnSeqs = (events: StreamEvent[]) => new Map(events.filter((e) => e.type === 'TurnAppended').map((e) => [e.data.turnId!, e.metadata.seq]));
+const turnSeqs = (events: StreamEvent[]) => new Map(events.flatMap((e) => (e.type === 'TurnAppended' ? [[e.data.turnId, e.metadata.seq] as const] : [])));
+/** Each interaction window's seq range. */
+const windows = (events: StreamEvent[]) => events.flatMap((e) => (e.type === 'InteractionSummarised' ? [[e.data.fromSeq, e.data.toSeq]] : []));
 
 describe('local host over HTTP', () => {
   it('serves health and answers unknown routes with problem+json', async () => {
-    expect(await (await api('health')).json()).toMatchObject({ status: 'ok', storage: 'pglite' });
+    expect(await memory.health()).toMatchObject({ status: 'ok', storage: 'pglite' });
     const missing = await api('v1/nothing');
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toBe('application/problem+json');
@@ -66,10 +72,11 @@ describe('local host over HTTP', () => {
     for (const sessionId of sessions) {
       for (let i = 1; i <= 37; i += 2) {
         const turns = [
-          { role: 'user', content: `In ${sessionId} I mention fact number ${i}.`, turnId: `${sessionId}-${i}` },
-          ...(i < 37 ? [{ role: 'assistant', content: `Noted fact ${i} for ${sessionId}.`, turnId: `${sessionId}-${i + 1}` }] : []),
+          { role: 'user' as const, content: `In ${sessionId} I mention fact number ${i}.`, turnId: `${sessionId}-${i}` },
+          ...(i < 37 ? [{ role: 'assistant' as const, content: `Noted fact ${i} for ${sessionId}.`, turnId: `${sessionId}-${i + 1}` }] : []),
         ];
-        expect((await post(`v1/users/${userId}/sessions/${sessionId}/turns`, { turns })).status).toBe(202);
+        // The client throws on anything but a 2xx; the service answers an append with 202 and one seq per turn.
+        expect((await memory.appendTurns(userId, sessionId, turns)).accepted.map((a) => a.turnId)).toEqual(turns.map((t) => t.turnId));
       }
     }
     for (const sessionId of sessions) {
@@ -78,16 +85,12 @@ describe('local host over HTTP', () => {
       const seqOf = turnSeqs(events);
       // One stream, gapless: the turns and, between them, the lifecycle the projection decided (init block, windows).
       expect(events.map((e) => e.metadata.seq)).toEqual(Array.from({ length: status.lastSeq }, (_, i) => i + 1));
-      expect(events.filter((e) => e.type === 'InteractionSummarised').map((e) => [e.data.fromSeq, e.data.toSeq])).toEqual(
+      expect(windows(events)).toEqual(
         [1, 11, 21].map((n) => [seqOf.get(`${sessionId}-${n}`), seqOf.get(`${sessionId}-${n + 9}`)]),
       );
       expect(events.filter((e) => e.type === 'SessionInitFixed')).toHaveLength(1);
       expect(status).toMatchObject({ projectedThroughSeq: status.lastSeq, chunkedThroughSeq: seqOf.get(`${sessionId}-30`), turnCount: 37, status: 'active', reflectionStatus: 'pending' });
-      const context = (await (await api(`v1/users/${userId}/sessions/${sessionId}/context`)).json()) as {
-        text: string;
-        summaryCoversThroughSeq: number;
-        sections: { summary: string; turns: { seq: number; turnId: string }[] };
-      };
+      const context = await memory.getContext(userId, sessionId);
       expect(context.summaryCoversThroughSeq).toBe(seqOf.get(`${sessionId}-30`));
       expect(context.sections.turns.map((t) => t.turnId)).toEqual([31, 32, 33, 34, 35, 36, 37].map((n) => `${sessionId}-${n}`));
       expect(context.sections.summary.length).toBeGreaterThan(0);
@@ -101,13 +104,13 @@ describe('local host over HTTP', () => {
   });
 
   it('8 concurrent clients appending to one session get gapless, unique seqs', async () => {
-    const path = 'v1/users/e2e-user/sessions/crowded/turns';
     const clients = Array.from({ length: 8 }, (_, c) =>
       (async () => {
+        const client = connect();
         const seqs: number[] = [];
         for (let i = 0; i < 25; i++) {
-          const res = await post(path, { turns: [{ role: 'user', content: `client ${c} turn ${i}`, turnId: `c${c}-${i}` }] });
-          seqs.push(...((await res.json()) as { accepted: { seq: number }[] }).accepted.map((a) => a.seq));
+          const { accepted } = await client.appendTurns('e2e-user', 'crowded', [{ role: 'user', content: `client ${c} turn ${i}`, turnId: `c${c}-${i}` }]);
+          seqs.push(...accepted.map((a) => a.seq));
         }
         return seqs;
       })(),
@@ -122,11 +125,10 @@ describe('local host over HTTP', () => {
   });
 
   it('a retried turnId gets the same seq', async () => {
-    const path = 'v1/users/e2e-user/sessions/retry/turns';
-    const body = { turns: [{ role: 'user', content: 'only once', turnId: 'once' }] };
-    const first = await (await post(path, body)).json();
-    await post(path, { turns: [{ role: 'user', content: 'next', turnId: 'next' }] });
-    const again = await (await post(path, body)).json();
+    const once = [{ role: 'user' as const, content: 'only once', turnId: 'once' }];
+    const first = await memory.appendTurns('e2e-user', 'retry', once);
+    await memory.appendTurns('e2e-user', 'retry', [{ role: 'user', content: 'next', turnId: 'next' }]);
+    const again = await memory.appendTurns('e2e-user', 'retry', once);
     expect(again).toEqual(first);
     await settled('e2e-user', 'retry');
     expect([...turnSeqs(await stream('e2e-user', 'retry')).keys()]).toEqual(['once', 'next']);
@@ -140,15 +142,14 @@ describe('local host over HTTP', () => {
       'My Python script crashes on empty CSV rows.',
       'I switched my 401k to a target-date fund.',
     ];
-    await post('v1/users/e2e-semantic/sessions/s1/turns', { turns: said.map((content, i) => ({ role: 'user', content, turnId: `fact-${i}` })) });
+    await memory.appendTurns('e2e-semantic', 's1', said.map((content, i) => ({ role: 'user', content, turnId: `fact-${i}` })));
     await settled('e2e-semantic', 's1');
-    const res = await post('v1/users/e2e-semantic/facts/search', { query: 'Does the user have a dog?', topK: 3, sources: ['turns'] });
-    const { facts } = (await res.json()) as { facts: { turnIds: string[] }[] };
+    const { facts } = await memory.searchFacts('e2e-semantic', { query: 'Does the user have a dog?', topK: 3, sources: ['turns'] });
     expect(facts.flatMap((f) => f.turnIds)).toContain('fact-1');
   });
 
   it('keeps its data across a restart and projects events written while it was down', async () => {
-    await post('v1/users/e2e-user/sessions/durable/turns', { turns: [{ role: 'user', content: 'before restart', turnId: 'b1' }] });
+    await memory.appendTurns('e2e-user', 'durable', [{ role: 'user', content: 'before restart', turnId: 'b1' }]);
     await settled('e2e-user', 'durable');
     await host.stop();
     // A "crash" between the event write and its projection: events land while no pump runs.
@@ -160,10 +161,11 @@ describe('local host over HTTP', () => {
     await offline.close();
 
     host = await startLocalHost({ port: 0 });
+    memory = connect();
     const status = await settled('e2e-user', 'durable');
     const seqOf = turnSeqs(await stream('e2e-user', 'durable'));
     expect(status).toMatchObject({ turnCount: 12, projectedThroughSeq: status.lastSeq, chunkedThroughSeq: seqOf.get('w8') });
-    const context = (await (await api('v1/users/e2e-user/sessions/durable/context')).json()) as { sections: { turns: { turnId: string }[] } };
+    const context = await memory.getContext('e2e-user', 'durable');
     expect(context.sections.turns.map((t) => t.turnId)).toEqual(['w6', 'w7', 'w8', 'w9', 'w10']);
   });
 });
