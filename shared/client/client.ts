@@ -1,13 +1,15 @@
 // The TypeScript client of the HTTP API. It imports the contracts for their types only (erased at build), so it
 // runs wherever `fetch` does — Node 20+, Deno, Bun, edge runtimes, browsers — and pulls in no zod, no node: module.
 import type { z } from 'zod';
-import type { ArtifactSummary, CreateSnapshotBody, ListMemoriesQuery, RestoreSnapshotBody, StoreMemoryBody, Transform } from '../contracts/artifacts.js';
+import type { ArtifactSummary, CreateSnapshotBody, ListMemoriesQuery, RestoreSnapshotBody, StoreMemoryBody, Transform, TtlClass } from '../contracts/artifacts.js';
+import type { Scope } from '../contracts/scopes.js';
 import type { ContextResponse } from '../contracts/context.js';
 import type { FactSearchBody, FactSearchResult } from '../contracts/facts.js';
 import type { InsightsQuery, InsightView, ProfileDocument } from '../contracts/insights.js';
 import type { MessagesResponse } from '../contracts/messages.js';
 import type { OperationStatus } from '../contracts/operations.js';
 import type { HandoffBody, HandoffResult, SessionEventsPage, SessionStatus } from '../contracts/sessions.js';
+import type { DeletedSlot, Slot, SlotList } from '../contracts/slots.js';
 import type { AppendTurnsBody, AppendTurnsResult } from '../contracts/turns.js';
 import { errorFromResponse, MemoryServiceError } from './errors.js';
 import { defaultSleep, parseRetryAfter, RETRY_DEFAULTS, RETRYABLE_STATUSES, retryDelay, type RetryOptions } from './retry.js';
@@ -73,16 +75,21 @@ export interface WaitOptions {
 export const MAX_TURNS_PER_APPEND = 100;
 
 interface Call {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  /** Request headers of this call (conditional writes: If-Match, If-None-Match). */
+  headers?: Record<string, string>;
   /**
    * Safe to send again after a lost answer: reads, and writes the service deduplicates (turns and handoffs with
    * client-made ids, session end, forget). Only these are retried after a network error.
    */
   idempotent: boolean;
 }
+
+/** Which slot a name means: its scope and the owner the scope needs (`agentId` for private, `sessionId` for session). */
+type SlotAddress = { scope?: Scope; sessionId?: string; agentId?: string };
 
 const seg = encodeURIComponent;
 const user = (userId: string) => `v1/users/${seg(userId)}`;
@@ -219,6 +226,31 @@ export class MemoryClient {
 
   // ---- operations, forget, health ----
 
+  /** Reads a slot (core memory); `version` is what `putSlot`'s `ifMatch` takes. */
+  getSlot(userId: string, name: string, query: SlotAddress = {}): Promise<Slot> {
+    return this.#call({ method: 'GET', path: `${user(userId)}/slots/${seg(name)}`, query, idempotent: true });
+  }
+
+  /**
+   * Writes a slot. `ifMatch`: only over that version (else 412 `precondition_failed`, nothing changed); `ifNoneMatch:
+   * true`: only if it does not exist. A conditional write is safe to send again; an unconditional one is not.
+   */
+  putSlot(userId: string, name: string, value: unknown, options: SlotAddress & { ttlClass?: TtlClass; ifMatch?: number; ifNoneMatch?: true } = {}): Promise<Slot> {
+    const { ttlClass, ifMatch, ifNoneMatch, ...query } = options;
+    const headers = { ...(ifMatch !== undefined && { 'if-match': `"${ifMatch}"` }), ...(ifNoneMatch && { 'if-none-match': '*' }) };
+    return this.#call({ method: 'PUT', path: `${user(userId)}/slots/${seg(name)}`, query, headers, body: { value, ...(ttlClass && { ttlClass }) }, idempotent: ifMatch !== undefined || ifNoneMatch === true });
+  }
+
+  deleteSlot(userId: string, name: string, options: SlotAddress & { ifMatch?: number } = {}): Promise<z.infer<typeof DeletedSlot>> {
+    const { ifMatch, ...query } = options;
+    return this.#call({ method: 'DELETE', path: `${user(userId)}/slots/${seg(name)}`, query, ...(ifMatch !== undefined && { headers: { 'if-match': `"${ifMatch}"` } }), idempotent: ifMatch !== undefined });
+  }
+
+  /** One page of the slots the reader may see. */
+  listSlots(userId: string, query: { sessionId?: string; agentId?: string; limit?: number; cursor?: string } = {}): Promise<z.infer<typeof SlotList>> {
+    return this.#call({ method: 'GET', path: `${user(userId)}/slots`, query, idempotent: true });
+  }
+
   getOperation(operationId: string): Promise<OperationStatus> {
     return this.#call({ method: 'GET', path: `v1/operations/${seg(operationId)}`, idempotent: true });
   }
@@ -264,7 +296,7 @@ export class MemoryClient {
 
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= this.#retry.maxAttempts;
-      const headers: Record<string, string> = { accept: 'application/json', ...this.#options.headers };
+      const headers: Record<string, string> = { accept: 'application/json', ...this.#options.headers, ...call.headers };
       if (body !== undefined) headers['content-type'] = 'application/json';
       if (this.#options.auth) {
         const credentials = await this.#options.auth();

@@ -146,6 +146,17 @@ describe('MemoryClient against the local host', () => {
     await expect(memory.storeMemory(user, { key: 'log-1', content: 'different' })).rejects.toMatchObject({ code: 'conflict', status: 409 });
   });
 
+  it('slots: create only if absent, read, conditional update (a stale version is precondition_failed), list, delete', async () => {
+    const created = await memory.putSlot('slot-user', 'task_plan', { steps: ['draft'] }, { scope: 'session', sessionId: 's1', ifNoneMatch: true });
+    expect(created).toMatchObject({ name: 'task_plan', scope: 'session', version: 1 });
+    await expect(memory.putSlot('slot-user', 'task_plan', 'again', { scope: 'session', sessionId: 's1', ifNoneMatch: true })).rejects.toMatchObject({ code: 'precondition_failed', status: 412 });
+    await memory.putSlot('slot-user', 'task_plan', { steps: ['draft', 'edit'] }, { scope: 'session', sessionId: 's1', ifMatch: 1 });
+    await expect(memory.putSlot('slot-user', 'task_plan', 'stale', { scope: 'session', sessionId: 's1', ifMatch: 1 })).rejects.toBeInstanceOf(MemoryServiceError);
+    expect(await memory.getSlot('slot-user', 'task_plan', { scope: 'session', sessionId: 's1' })).toMatchObject({ value: { steps: ['draft', 'edit'] }, version: 2 });
+    expect((await memory.listSlots('slot-user', { sessionId: 's1' })).items.map((i) => i.name)).toEqual(['task_plan']);
+    expect(await memory.deleteSlot('slot-user', 'task_plan', { scope: 'session', sessionId: 's1', ifMatch: 2 })).toMatchObject({ deleted: true, version: 3 });
+  });
+
   it('forget a session and a user: operations complete and the data is gone', async () => {
     const user = 'u-forget';
     await memory.appendTurns(user, 'gone', [{ role: 'user', content: 'forget me' }]);
