@@ -1,17 +1,20 @@
 import { isTurn, MemoryEvent, SCHEMA_VERSION, type EventDraft, type InteractionSummarised, type SessionSummarised, type TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
+import { forgetInstanceId } from '../contracts/operations.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
+import type { ForgetStore } from './forget-ports.js';
 import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
 
 /** What applying events needs: the stores it writes and the embedder; never a chat model. */
 export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder'>;
-export type ProjectionDeps = ApplyDeps & Pick<Deps, 'chat' | 'clock' | 'memory' | 'insights' | 'directory'>;
+/** `forgets`, when present, lets a projector that a forget overtook forget what it wrote after the purge. */
+export type ProjectionDeps = ApplyDeps & Pick<Deps, 'chat' | 'clock' | 'memory' | 'insights' | 'directory'> & { forgets?: ForgetStore };
 
 export interface ProjectionResult {
   projectedThroughSeq: number;
@@ -205,15 +208,47 @@ export async function projectSession(deps: ProjectionDeps, key: SessionKey, opti
 }
 
 async function projectOnce(deps: ProjectionDeps, key: SessionKey, final: boolean): Promise<ProjectionResult> {
+  let origin: MemoryEvent | undefined;
+  const decided: MemoryEvent[] = [];
   for (let attempt = 1; ; attempt++) {
     const loaded = await load(deps, key);
     if (loaded.events.length === 0 && !loaded.stored) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten: 0 };
+    origin ??= loaded.events.at(-1);
     // Decisions first, so a written document has nothing left to decide: `pending: 0` means summarised too.
-    if (await decide(deps, key, loaded.session, loaded.events, final)) continue;
+    if (await decide(deps, key, loaded.session, loaded.events, final, decided)) continue;
     const written = await write(deps, key, loaded);
     const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
-    if (written !== null) return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: written };
+    if (written !== null) {
+      if (decided.length > 0 || projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin, decided);
+      return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: written };
+    }
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
+  }
+}
+
+const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metadata.seq && a.metadata.recordedAt === b.metadata.recordedAt;
+
+/**
+ * A forget of the session that ran to its end while this projector held the session's events (between its load and
+ * its last write: a slow embedding or model call) could not purge what the projector wrote after it: rows of a stream
+ * that is gone, and decisions recorded as the start of a new stream. The stream no longer holds the event the projector
+ * started from, so it forgets what it wrote, the same way (a tombstone, the purge, the tombstone cleared). A forget
+ * still in progress purges them itself (its scan repeats the purge); a stream that holds events a client appended
+ * since the forget is left alone, so nothing acknowledged is lost.
+ */
+async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined, decided: readonly MemoryEvent[]): Promise<void> {
+  const forgets = deps.forgets;
+  if (!forgets || !origin) return;
+  const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
+  if (held && sameEvent(held, origin)) return;
+  if (await forgets.forgetting(key)) return;
+  const scope = { userId: key.userId, sessionId: key.sessionId };
+  await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now());
+  try {
+    const stream = await deps.events.read(key, 0);
+    if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) await forgets.purge(scope);
+  } finally {
+    await forgets.clearForgetting(scope);
   }
 }
 
@@ -237,8 +272,8 @@ async function setAsideFailingEvent(deps: ProjectionDeps, key: SessionKey): Prom
   return false;
 }
 
-/** Appends the decisions the projected session calls for; false when there were none. */
-async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], final: boolean): Promise<boolean> {
+/** Appends the decisions the projected session calls for (and adds them to `appended`); false when there were none. */
+async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], final: boolean, appended: MemoryEvent[]): Promise<boolean> {
   const turns = events.filter(isTurn).filter((t) => t.metadata.seq <= session.projectedThroughSeq);
   let state = session;
   let decided = false;
@@ -247,12 +282,13 @@ async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDoc
     const drafts = decideInteraction(state, window, metadata, deps.chat.model);
     const recorded = await append(deps, key, drafts);
     if (!recorded) return true; // decided elsewhere first: apply that decision, then decide the rest from it
+    appended.push(...recorded);
     state = recorded.reduce(evolve, state);
     decided = true;
   }
   if (needsInit(session)) {
     const init = await currentInit(deps, key, session.startedAt);
-    await append(deps, key, decideInit(session, init.profile, init.recentSessions));
+    appended.push(...((await append(deps, key, decideInit(session, init.profile, init.recentSessions))) ?? []));
     decided = true;
   }
   return decided;

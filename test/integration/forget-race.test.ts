@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendTurns } from '../../shared/application/append-turns.js';
+import { beginForget, finishForget, purgeStores } from '../../shared/application/forget.js';
+import type { Embedder } from '../../shared/application/ports.js';
+import { projectSession } from '../../shared/application/project-session.js';
+import type { Runtime } from '../../shared/platform/composition.js';
+import { memoryRuntime } from '../support/runtime.js';
+
+/** An embedder that holds its next call until released: a projector caught between its load and its writes. */
+function gated(embedder: Embedder) {
+  let release!: () => void;
+  let entered!: () => void;
+  const open = new Promise<void>((r) => (release = r));
+  const reached = new Promise<void>((r) => (entered = r));
+  const wrapped: Embedder = Object.assign(Object.create(embedder) as Embedder, {
+    embed: async (texts: readonly string[]) => {
+      entered();
+      await open;
+      return embedder.embed(texts);
+    },
+  });
+  return { wrapped, reached, release };
+}
+
+describe('a forget that overtakes a projector in flight', () => {
+  let runtime: Runtime;
+  beforeAll(async () => {
+    runtime = await memoryRuntime();
+  }, 60_000);
+  afterAll(() => runtime?.close());
+
+  it('the projector forgets what it wrote after the purge: no session, turn or event is left, and the scan finds nothing', async () => {
+    const key = { userId: 'u-race', sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'forget me, please' }] });
+    const gate = gated(runtime.embedder);
+    const projecting = projectSession({ ...runtime, embedder: gate.wrapped }, key);
+    await gate.reached;
+
+    // The whole forget runs while the projector waits for its embedding.
+    const input = { userId: key.userId, sessionId: key.sessionId };
+    await beginForget(runtime, input);
+    await purgeStores(runtime, input);
+    expect(await runtime.forgets.scan(input)).toSatisfy((counts: Record<string, number>) => Object.values(counts).every((n) => n === 0));
+    await finishForget(runtime, { ...input, removed: 0 });
+
+    gate.release();
+    await projecting;
+    expect(await runtime.sessions.get(key)).toBeNull();
+    expect(await runtime.events.lastSeq(key)).toBe(0);
+    expect(Object.values(await runtime.forgets.scan(input)).reduce((a, b) => a + b, 0)).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+
+  it('a session appended to again after its forget keeps its new turns: nothing acknowledged is lost', async () => {
+    const key = { userId: 'u-race', sessionId: 'again' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'the first life' }] });
+    const gate = gated(runtime.embedder);
+    const projecting = projectSession({ ...runtime, embedder: gate.wrapped }, key);
+    await gate.reached;
+
+    const input = { userId: key.userId, sessionId: key.sessionId };
+    await beginForget(runtime, input);
+    await purgeStores(runtime, input);
+    await finishForget(runtime, { ...input, removed: 0 });
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'the second life' }] });
+
+    gate.release();
+    await projecting;
+    const events = await runtime.events.read(key, 0);
+    expect(events.filter((e) => e.type === 'TurnAppended').map((e) => (e.data as { content: string }).content)).toEqual(['the second life']);
+  });
+});
