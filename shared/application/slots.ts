@@ -7,7 +7,9 @@ import { forbidden, type Principal } from './auth.js';
 import { refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
 import type { Clock } from './ports.js';
+import type { LoadDeps } from './project-session.js';
 import { decodeSlotCursor, encodeSlotCursor, type SlotStore } from './slot-ports.js';
+import { viewerFor } from './viewer.js';
 
 export interface SlotDeps {
   slots: SlotStore;
@@ -124,10 +126,12 @@ async function visible(deps: SlotDeps, viewer: Viewer, limit: number, cursor?: s
   }
 }
 
-/** GET /slots: the slots visible to the caller (its agent and session when it names them), paginated like GET /memories. */
-export async function listSlots(deps: SlotDeps, principal: Principal, userId: string, query: ListSlotsQuery): Promise<{ items: Slot[]; nextCursor: string | null }> {
-  const agentId = agentOf(principal, query.agentId);
-  const viewer: Viewer = { userId, ...(agentId && { agentId }), ...(query.sessionId && { sessionId: query.sessionId }) };
+/**
+ * GET /slots: the slots visible to the caller (its agent and session when it names them, with the private slots handed
+ * to that agent in that session, as the context shows them), paginated like GET /memories.
+ */
+export async function listSlots(deps: SlotDeps & LoadDeps, principal: Principal, userId: string, query: ListSlotsQuery): Promise<{ items: Slot[]; nextCursor: string | null }> {
+  const viewer = await viewerFor(deps, principal, { userId, agentId: query.agentId, sessionId: query.sessionId });
   const page = await visible(deps, viewer, query.limit, query.cursor);
   return { items: page.items.map(toSlot), nextCursor: page.nextCursor };
 }

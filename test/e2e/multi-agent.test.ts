@@ -84,6 +84,8 @@ describe('three agents in one session: planner, researcher (private notes), writ
     expect(writer.text).toMatch(/^### Handoff\nFrom researcher at .*: Draft the intro from my notes\./);
     expect(writer.sections.handoff!.memoryRefs.map((r) => r.key)).toEqual(['reef-sources']);
     expect(slotNames(writer)).toEqual(['brief', 'notes']);
+    const writerSlots = await json<{ items: { name: string; scope: string }[] }>(api(`v1/users/${U}/slots?agentId=writer&sessionId=s1`));
+    expect(writerSlots.items.map((i) => `${i.scope}:${i.name}`).sort()).toEqual(['private:notes', 'session:brief']);
     expect((await json<{ content: string }>(api(`v1/users/${U}/memories/reef-sources?agentId=writer&sessionId=s1`))).content).toContain('NOAA Coral Reef Watch');
     expect((await api(`v1/users/${U}/memories/reef-sources?agentId=planner&sessionId=s1`)).status).toBe(404);
     expect(slotNames(await contextOf('planner'))).toEqual(['brief']);
