@@ -22,6 +22,8 @@ function gated(embedder: Embedder) {
   return { wrapped, reached, release };
 }
 
+const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
 describe('a forget that overtakes a projector in flight', () => {
   let runtime: Runtime;
   beforeAll(async () => {
@@ -29,43 +31,33 @@ describe('a forget that overtakes a projector in flight', () => {
   }, 60_000);
   afterAll(() => runtime?.close());
 
-  it('the projector forgets what it wrote after the purge: no session, turn or event is left, and the scan finds nothing', async () => {
-    const key = { userId: 'u-race', sessionId: 'gone' };
-    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'forget me, please' }] });
+  /** Projects the session's first turn while the whole forget of the session runs, then `meanwhile`, then lets it write. */
+  async function forgetOvertakes(key: { userId: string; sessionId: string }, meanwhile: () => Promise<void> = async () => {}) {
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'the first life' }] });
     const gate = gated(runtime.embedder);
     const projecting = projectSession({ ...runtime, embedder: gate.wrapped }, key);
     await gate.reached;
-
-    // The whole forget runs while the projector waits for its embedding.
-    const input = { userId: key.userId, sessionId: key.sessionId };
-    await beginForget(runtime, input);
-    await purgeStores(runtime, input);
-    expect(await runtime.forgets.scan(input)).toSatisfy((counts: Record<string, number>) => Object.values(counts).every((n) => n === 0));
-    await finishForget(runtime, { ...input, removed: 0 });
-
+    await beginForget(runtime, key);
+    await purgeStores(runtime, key);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    await finishForget(runtime, { ...key, removed: 0 });
+    await meanwhile();
     gate.release();
     await projecting;
+  }
+
+  it('the projector forgets what it wrote after the purge: no session, turn or event is left, and the scan finds nothing', async () => {
+    const key = { userId: 'u-race', sessionId: 'gone' };
+    await forgetOvertakes(key);
     expect(await runtime.sessions.get(key)).toBeNull();
     expect(await runtime.events.lastSeq(key)).toBe(0);
-    expect(Object.values(await runtime.forgets.scan(input)).reduce((a, b) => a + b, 0)).toBe(0);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
     expect(await runtime.forgets.forgetting(key)).toBe(false);
   });
 
   it('a session appended to again after its forget keeps its new turns: nothing acknowledged is lost', async () => {
     const key = { userId: 'u-race', sessionId: 'again' };
-    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'the first life' }] });
-    const gate = gated(runtime.embedder);
-    const projecting = projectSession({ ...runtime, embedder: gate.wrapped }, key);
-    await gate.reached;
-
-    const input = { userId: key.userId, sessionId: key.sessionId };
-    await beginForget(runtime, input);
-    await purgeStores(runtime, input);
-    await finishForget(runtime, { ...input, removed: 0 });
-    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'the second life' }] });
-
-    gate.release();
-    await projecting;
+    await forgetOvertakes(key, () => appendTurns(runtime, key, { turns: [{ role: 'user', content: 'the second life' }] }).then(() => undefined));
     const events = await runtime.events.read(key, 0);
     expect(events.filter((e) => e.type === 'TurnAppended').map((e) => (e.data as { content: string }).content)).toEqual(['the second life']);
   });

@@ -38,3 +38,14 @@ export function request(method: string, path: string, options: { params?: Record
 }
 
 export const json = (response: HttpResponseInit) => response.jsonBody as Record<string, unknown> & { code?: string };
+
+/** Runs `fn` with the runtime's clock at `offsetSeconds` from now (the handlers read the runtime's clock). */
+export async function atOffset<T>(runtime: Runtime, offsetSeconds: number, fn: () => Promise<T>): Promise<T> {
+  const real = runtime.clock;
+  runtime.clock = { now: () => new Date(Date.now() + offsetSeconds * 1000) };
+  try {
+    return await fn();
+  } finally {
+    runtime.clock = real;
+  }
+}

@@ -17,7 +17,7 @@ import { DAY_SECONDS } from '../../../shared/domain/retention.js';
 import { countTokens } from '../../../shared/domain/tokens.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { startAzurite, type RunningAzurite } from '../../../shared/platform/local-host/azurite.js';
-import { context, json, memoryRuntime, request } from '../../support/runtime.js';
+import { atOffset, context, json, memoryRuntime, request } from '../../support/runtime.js';
 
 const MAX_BYTES = 300_000;
 let runtime: Runtime;
@@ -273,16 +273,6 @@ describe('snapshot / restore', () => {
 
 describe('TTL classes', () => {
   const plus = (iso: unknown, seconds: number) => new Date(Date.parse(iso as string) + seconds * 1000).toISOString();
-  /** Runs `fn` with the runtime's clock at `offsetSeconds` from now (the handlers read the runtime's clock). */
-  async function atOffset<T>(offsetSeconds: number, fn: () => Promise<T>): Promise<T> {
-    const real = runtime.clock;
-    runtime.clock = { now: () => new Date(Date.now() + offsetSeconds * 1000) };
-    try {
-      return await fn();
-    } finally {
-      runtime.clock = real;
-    }
-  }
 
   it('records expiresAt from ttlClass or ttlSeconds, and null (permanent) by default', async () => {
     const userId = fresh().userId;
@@ -325,19 +315,19 @@ describe('TTL classes', () => {
     const userId = fresh().userId;
     const k = json(await create(userId, { content: 'short-lived', ttlSeconds: 60 })).key as string;
     const kept = json(await create(userId, { content: 'long-lived' })).key as string;
-    expect((await atOffset(59, () => get(userId, k))).status).toBe(200);
-    const expired = await atOffset(61, () => get(userId, k));
+    expect((await atOffset(runtime, 59, () => get(userId, k))).status).toBe(200);
+    const expired = await atOffset(runtime, 61, () => get(userId, k));
     expect(expired.status).toBe(404);
     expect(json(expired)).toMatchObject({ code: 'not_found', status: 404 });
     expect(json(expired).code).toBe(json(await get(userId, 'never-stored')).code);
-    expect((json(await atOffset(61, () => list(userId))).items as { key: string }[]).map((i) => i.key)).toEqual([kept]);
-    expect((await atOffset(61, () => del(userId, k))).status).toBe(404);
+    expect((json(await atOffset(runtime, 61, () => list(userId))).items as { key: string }[]).map((i) => i.key)).toEqual([kept]);
+    expect((await atOffset(runtime, 61, () => del(userId, k))).status).toBe(404);
   });
 
   it('fact search skips expired memories', async () => {
     const userId = fresh().userId;
     // Stored two hours ago as working memory (30 min): expired now. Fact search reads the current time.
-    await atOffset(-2 * 3600, () => create(userId, { key: 'stale-plan', content: 'the zeppelin itinerary for Friday', ttlClass: 'working' }));
+    await atOffset(runtime, -2 * 3600, () => create(userId, { key: 'stale-plan', content: 'the zeppelin itinerary for Friday', ttlClass: 'working' }));
     await create(userId, { key: 'fresh-plan', content: 'the zeppelin itinerary for Saturday', ttlClass: 'working' });
     const res = await factsHandler(request('POST', `v1/users/${userId}/facts/search`, { params: { userId }, body: { query: 'zeppelin itinerary', sources: ['artifacts'] } }), context('http-facts-search'));
     expect(res.status).toBe(200);
@@ -373,7 +363,7 @@ describe('TTL classes', () => {
     const key = fresh();
     const output = textOf(900);
     // Appended eight days ago: its episodic artifact has expired since.
-    await atOffset(-8 * DAY_SECONDS, () => append(key, [{ role: 'tool', content: output, turnId: 'old-tool', name: 'fetch' }]));
+    await atOffset(runtime, -8 * DAY_SECONDS, () => append(key, [{ role: 'tool', content: output, turnId: 'old-tool', name: 'fetch' }]));
     const ctx = await getContext(key);
     expect(ctx.text).not.toContain(output);
     expect(ctx.text).toContain(`[MemoryRef: ${turnArtifactKey(key, 'old-tool')} - `);

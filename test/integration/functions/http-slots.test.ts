@@ -6,7 +6,7 @@ import { SLOT_VALUE_MAX_BYTES } from '../../../shared/contracts/slots.js';
 import { HOUR_SECONDS, MINUTE_SECONDS } from '../../../shared/domain/retention.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { callRoute, httpRoutes, type HttpRoute } from '../../support/routes.js';
-import { json, memoryRuntime } from '../../support/runtime.js';
+import { atOffset, json, memoryRuntime } from '../../support/runtime.js';
 
 // The slot routes over the real handlers, with API keys: a user key, an agent-bound key of the same user, an admin
 // (service key, no agent) and a service key bound to an agent (all users, but not an admin).
@@ -50,17 +50,6 @@ function expectProblem(res: HttpResponseInit, status: number, code: string) {
   expect(new Headers(res.headers as ConstructorParameters<typeof Headers>[0]).get('content-type')).toBe('application/problem+json');
 }
 const names = (res: HttpResponseInit) => (json(res).items as { name: string }[]).map((s) => s.name);
-
-/** Runs `fn` with the runtime's clock at `offsetSeconds` from now (the handlers read the runtime's clock). */
-async function at<T>(offsetSeconds: number, fn: () => Promise<T>): Promise<T> {
-  const real = runtime.clock;
-  runtime.clock = { now: () => new Date(Date.now() + offsetSeconds * 1000) };
-  try {
-    return await fn();
-  } finally {
-    runtime.clock = real;
-  }
-}
 
 describe('PUT / GET / DELETE a slot', () => {
   it('creates with 201 at version 1, updates with 200 and the next version, each with an ETag', async () => {
@@ -206,11 +195,11 @@ describe('TTL classes', () => {
     const name = freshName();
     const res = await put('alice', 'alice', name, { value: 'working memory', ttlClass: 'working' });
     expect(json(res)).toMatchObject({ ttlClass: 'working', expiresAt: expect.any(String) });
-    expect((await at(30 * MINUTE_SECONDS - 60, () => get('alice', 'alice', name))).status).toBe(200);
-    expectProblem(await at(30 * MINUTE_SECONDS + 60, () => get('alice', 'alice', name)), 404, 'not_found');
-    expect(names(await at(30 * MINUTE_SECONDS + 60, () => list('alice', 'alice')))).not.toContain(name);
-    expectProblem(await at(HOUR_SECONDS, () => put('alice', 'alice', name, { value: 'x' }, { headers: { 'if-match': '1' } })), 412, 'precondition_failed');
-    const again = await at(HOUR_SECONDS, () => put('alice', 'alice', name, { value: 'fresh' }, { headers: { 'if-none-match': '*' } }));
+    expect((await atOffset(runtime, 30 * MINUTE_SECONDS - 60, () => get('alice', 'alice', name))).status).toBe(200);
+    expectProblem(await atOffset(runtime, 30 * MINUTE_SECONDS + 60, () => get('alice', 'alice', name)), 404, 'not_found');
+    expect(names(await atOffset(runtime, 30 * MINUTE_SECONDS + 60, () => list('alice', 'alice')))).not.toContain(name);
+    expectProblem(await atOffset(runtime, HOUR_SECONDS, () => put('alice', 'alice', name, { value: 'x' }, { headers: { 'if-match': '1' } })), 412, 'precondition_failed');
+    const again = await atOffset(runtime, HOUR_SECONDS, () => put('alice', 'alice', name, { value: 'fresh' }, { headers: { 'if-none-match': '*' } }));
     expect(again.status).toBe(201);
     expect(json(again).version).toBe(2);
   });

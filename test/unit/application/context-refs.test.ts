@@ -3,23 +3,9 @@ import type { DetailMemory } from '../../../shared/application/artifact-ports.js
 import { expandFirstUse, visibleMemoryRefs } from '../../../shared/application/context-refs.js';
 import type { ArtifactRecord } from '../../../shared/contracts/artifacts.js';
 import { turn } from '../../support/builders.js';
+import { artifact as storedArtifact } from '../../integration/artifact-store-contract.js';
 
-const artifact = (userId: string, key: string, overrides: Partial<ArtifactRecord>): ArtifactRecord => ({
-  userId,
-  key,
-  scope: 'user',
-  type: 'tool_output',
-  tags: [],
-  description: `description of ${key}`,
-  contentKind: 'text',
-  tokens: 900,
-  bytes: 1000,
-  contentHash: `hash-${key}`,
-  createdAt: '2026-01-05T10:00:00.000Z',
-  expiresAt: null,
-  storage: { kind: 'inline', content: `content of ${key}` },
-  ...overrides,
-});
+const artifact = (userId: string, key: string, overrides: Partial<ArtifactRecord>): ArtifactRecord => storedArtifact(userId, key, { tokens: 900, bytes: 1000, ...overrides });
 
 /** Detail memory holding alice's artifacts (point reads only). */
 const detailWith = (records: ArtifactRecord[]) =>
