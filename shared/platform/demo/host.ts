@@ -42,8 +42,9 @@ export async function findOrStartHost(url: string, log: (line: string) => void):
   const env: NodeJS.ProcessEnv = { ...process.env, MEMORY_DATA_DIR: join(dataDir, 'pglite'), HOST: '127.0.0.1', PORT: '0', AUTH_MODE: 'open', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warning' };
   for (const name of STORE_SETTINGS) delete env[name];
   log(`No service answers at ${url}: starting a local host (data in ${dataDir}, removed at the end).`);
-  // node with tsx as a loader, as `npm start` does, so SIGTERM reaches the host itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'shared/platform/local-host/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // node with tsx as a loader, as `npm start` does, so SIGTERM reaches the host itself. In its own process group, so a
+  // Ctrl+C in the terminal reaches the demo alone, which then stops the host once (SIGTERM).
+  const child = spawn(process.execPath, ['--import', 'tsx', 'shared/platform/local-host/main.ts'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const remove = () => rmSync(dataDir, { recursive: true, force: true });
