@@ -38,6 +38,8 @@ class Checks {
   readonly failed: string[] = [];
   passed = 0;
   scenario = '';
+  /** The step under way, named in the failure when it throws. */
+  step = '';
 
   check(step: string, ok: boolean, detail: string): boolean {
     if (ok) {
@@ -76,10 +78,11 @@ async function main(): Promise<number> {
       say();
       say(`━━ ${title} ━━`);
       checks.scenario = title.slice(0, title.indexOf(':'));
+      checks.step = 'start';
       try {
         await run(checks);
       } catch (error) {
-        checks.check('unexpected error', false, error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+        checks.check(checks.step, false, `it failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
       }
     }
     say();
@@ -131,6 +134,7 @@ class Demo {
     const question = RECALLS[0]!;
     say();
     say(`A new session ${sessionId} starts with the question ${quote(question.query)}.`);
+    checks.step = `new session ${sessionId}`;
     await this.append(userId, sessionId, [{ role: 'user', content: question.query, turnId: `${sessionId}-u1` }]);
     await this.projected(userId, sessionId);
 
@@ -147,6 +151,7 @@ class Demo {
     checks.check('context smaller than the history', context.tokens < raw, `the context takes ${context.tokens} tokens, the ${turns} past turns ${raw}; the rest is a fact search away`);
 
     for (const recall of RECALLS) {
+      checks.step = `recall "${recall.needle}"`;
       const { facts, tokens } = await this.memory.searchFacts(userId, { query: recall.query, topK: 5 });
       say();
       say(`Fact search ${quote(recall.query)}: ${facts.length} facts, ${tokens} tokens`);
@@ -181,10 +186,12 @@ class Demo {
 
     say();
     say('Long-term reflection (POST /reflection; nightly in production): the pending insights become the profile.');
+    checks.step = 'long-term reflection';
     const { operationId } = await this.memory.startReflection(userId);
     const reflection = await this.operation(operationId);
     const output = JSON.stringify(reflection.output ?? reflection.error ?? null);
     checks.check('long-term reflection', reflection.status === 'completed', `operation ${operationId} ${reflection.status}: ${output}`);
+    checks.step = 'profile built from the insights';
     const profile = await this.memory.getProfile(userId);
     block(`profile v${profile.version}, from ${profile.sourceInsightIds.length} insights`, profile.profile);
     const { insights: processed } = await this.memory.listInsights(userId, { status: 'processed' });
@@ -197,6 +204,7 @@ class Demo {
     const sessionId = 'welcome-back';
     say();
     say(`A new session ${sessionId} starts with ${quote(GREETING.content)}: nothing in it about the user.`);
+    checks.step = `new session ${sessionId}`;
     await this.append(userId, sessionId, [GREETING]);
     await this.projected(userId, sessionId);
     const context = await this.memory.getContext(userId, sessionId);
@@ -231,6 +239,7 @@ class Demo {
     let badSteps = 0;
     for (let appended = 0; appended < conversation.length; ) {
       const batch = conversation.slice(appended, appended + COMPRESSION_STEP);
+      checks.step = `context after ${appended + batch.length} turns`;
       await this.append(userId, sessionId, batch);
       appended += batch.length;
       await this.projected(userId, sessionId);
@@ -286,6 +295,7 @@ class Demo {
 
   /** Appends a session's turns, ends it and waits for the session-end operation (summary, insights). */
   async pastSession(checks: Checks, userId: string, session: PastSession): Promise<void> {
+    checks.step = `session ${session.sessionId} ended`;
     await this.append(userId, session.sessionId, session.turns);
     const { operationId } = await this.memory.endSession(userId, session.sessionId);
     const done = await this.operation(operationId);
