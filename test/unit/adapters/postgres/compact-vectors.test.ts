@@ -56,7 +56,7 @@ describe('compact vectors (int8 codes, one scale per vector)', () => {
     for (const q of vectors(10, 4)) {
       // The pool the snapshots hand to PostgreSQL, which orders it by exact cosine (`<=>`) and keeps the first 100.
       const candidates = matrix.nearest(q, rerankPool(100), () => true);
-      expect(candidates).toHaveLength(200);
+      expect(candidates).toHaveLength(125);
       expect(rerank(candidates, (row) => rows[row]!, q, 100)).toEqual(exactTop(rows, q, 100));
     }
   });
