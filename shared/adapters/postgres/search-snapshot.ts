@@ -22,9 +22,9 @@ import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type Wi
  *
  * A snapshot is never built on the request path: a search for a user without one (after a start, a rewritten row, a
  * deletion, or an eviction) is ranked in SQL while the snapshot is built in the background, in chunks of rows, so the
- * statements of searches run between them. At start, the most recently written users are built (warmRecent). Snapshots
- * are kept for the most recently searched users up to a total of `maxRows` rows; a user larger than that is ranked in
- * SQL.
+ * statements of searches run between them (before each chunk, a build waits for the lists in flight). At start, the
+ * most recently written users are built (warmRecent). Snapshots are kept for the most recently searched users up to a
+ * total of `maxRows` rows; a user larger than that is ranked in SQL.
  *
  * SnapshotSearchIndex is the SearchIndex that composition chooses for PGlite when SEARCH_SNAPSHOT_ROWS > 0; it ranks
  * from SearchSnapshots and leaves writes, and users it does not hold, to the SQL index it is given.
@@ -84,7 +84,15 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.sql.speakers(userId);
   }
 
-  async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
+  turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
+    return this.snapshots.searching(() => this.rankTurns(query, retriever));
+  }
+
+  interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
+    return this.snapshots.searching(() => this.rankWindows(query, retriever));
+  }
+
+  private async rankTurns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
     const snapshot = await this.snapshots.ready(query.userId);
     if (!snapshot) return this.sql.turns(query, retriever);
     if (retriever === 'vector') return this.readTurns(query, snapshot.turns.candidates(query, 0, rerankPool(query.limit)), 't.vector');
@@ -92,7 +100,7 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.readTurns(query, snapshot.turns.bm25(query, lexemes), null);
   }
 
-  async interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
+  private async rankWindows(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
     const snapshot = await this.snapshots.ready(query.userId);
     if (!snapshot) return this.sql.interactions(query, retriever);
     if (retriever === 'fulltext') return this.readWindows(query, snapshot.windows.bm25(query, await this.snapshots.lexemes(query)), null);
@@ -134,7 +142,9 @@ function reranked(query: SearchQuery, vectorColumn: string | null, params: unkno
 /** Users warmed at start, at most. */
 const WARM_USERS = 16;
 /** Rows loaded per statement while building or bringing a snapshot up to date. */
-const CHUNK = 2_000;
+const CHUNK = 1_000;
+/** How long a build waits for the searches in flight to finish before its next chunk, at most (so it never starves). */
+const YIELD_MS = 100;
 
 function inKeyOrder<R>(keys: readonly RowKey[], rows: readonly R[], rowKey: (r: R) => string, key: (k: RowKey) => string): R[] {
   const byKey = new Map(rows.map((r) => [rowKey(r), r]));
@@ -153,6 +163,9 @@ export class SearchSnapshots {
   private readonly refreshing = new Map<string, Promise<UserSnapshot | null>>();
   private readonly builds = new Map<string, Build>();
   private readonly warming = new Set<Promise<string[]>>();
+  /** Lists of searches in flight, and builds waiting for them to finish. */
+  private lists = 0;
+  private readonly idle: (() => void)[] = [];
   private readonly queryLexemes = new WeakMap<SearchQuery, Promise<string[]>>();
   private closed = false;
 
@@ -252,6 +265,34 @@ export class SearchSnapshots {
     return lexemes;
   }
 
+  /** Runs one list of a search; a build in the background lets the lists in flight go first (yieldToSearches). */
+  async searching<T>(list: () => Promise<T>): Promise<T> {
+    this.lists++;
+    try {
+      return await list();
+    } finally {
+      if (--this.lists === 0) for (const resume of this.idle.splice(0)) resume();
+    }
+  }
+
+  /**
+   * Before each chunk of a build: waits until no list of a search is in flight (at most YIELD_MS), so that a search
+   * answered in SQL meanwhile waits behind one chunk at most, not behind the whole build.
+   */
+  private async yieldToSearches(): Promise<void> {
+    if (this.lists === 0) return;
+    await new Promise<void>((resume) => {
+      const done = () => {
+        clearTimeout(timer);
+        const at = this.idle.indexOf(done);
+        if (at >= 0) this.idle.splice(at, 1);
+        resume();
+      };
+      const timer = setTimeout(done, YIELD_MS);
+      this.idle.push(done);
+    });
+  }
+
   private startBuild(userId: string): void {
     if (this.closed || this.builds.has(userId)) return;
     // In the background: the search that asked goes on in SQL, and so do the next ones until this one is held.
@@ -276,7 +317,7 @@ export class SearchSnapshots {
       const snapshot = new UserSnapshot(head.purgedRev);
       const stop = () => build.cancelled || this.closed || snapshot.rows > this.maxRows;
       // False: a row was rewritten while loading; start over.
-      if (!(await this.catchUp(userId, snapshot, stop))) continue;
+      if (!(await this.catchUp(userId, snapshot, stop, true))) continue;
       if (stop()) return null;
       snapshot.trim();
       this.install(userId, snapshot);
@@ -320,8 +361,9 @@ export class SearchSnapshots {
    * Loads the user's rows written since the snapshot's, a chunk at a time until `stop` says so; false when one of them
    * rewrote a row it holds.
    */
-  private async catchUp(userId: string, snapshot: UserSnapshot, stop: () => boolean): Promise<boolean> {
+  private async catchUp(userId: string, snapshot: UserSnapshot, stop: () => boolean, background = false): Promise<boolean> {
     for (;;) {
+      if (background) await this.yieldToSearches();
       if (stop()) return true;
       const rows = await this.db.query<TurnLoaded>(
         `SELECT t.session_id, t.seq, t.agent_id, t.occurred_at, t.embedding_model, encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
@@ -332,6 +374,7 @@ export class SearchSnapshots {
       if (rows.length < CHUNK) break;
     }
     for (;;) {
+      if (background) await this.yieldToSearches();
       if (stop()) return true;
       const rows = await this.db.query<WindowLoaded>(
         `SELECT i.id, i.session_id, i.doc->'agentIds' AS agent_ids, i.doc->>'startedAt' AS started_at, i.embedding_model,
