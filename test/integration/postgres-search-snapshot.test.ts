@@ -141,7 +141,11 @@ describe('in-process search snapshots (PGlite)', () => {
     expect(snapshot.held('u')).toBe(80 + 20);
     const statements = log.length;
     expect(await Promise.all(LISTS.map((list) => ranked(snapshot, query, list)))).toEqual(expected);
-    expect(log.slice(statements).filter((s) => /memory_nearest|memory_turn_terms/.test(s))).toEqual([]);
+    const read = log.slice(statements);
+    expect(read.filter((s) => /memory_nearest|memory_turn_terms/.test(s))).toEqual([]);
+    // The five lists' rows are read in one statement per table (the vector lists' candidates with their distances).
+    expect(read.filter((s) => /JOIN memory_turns t ON/.test(s))).toHaveLength(1);
+    expect(read.filter((s) => /i\.id = ANY/.test(s))).toHaveLength(1);
     await snapshot.close();
     await db.close();
   }, 60_000);

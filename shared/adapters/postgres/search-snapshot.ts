@@ -31,6 +31,8 @@ import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type Wi
  */
 export class SnapshotSearchIndex implements SearchIndex {
   private readonly snapshots: SearchSnapshots;
+  /** The reads of each search's lists, gathered until the next turn of the event loop. */
+  private readonly batches = new WeakMap<SearchQuery, ReadBatch>();
 
   /**
    * `sql`: the SQL index over the same database (PostgresSearchIndex), which writes the rows the snapshots load and
@@ -93,51 +95,120 @@ export class SnapshotSearchIndex implements SearchIndex {
   }
 
   private async rankTurns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
-    const snapshot = await this.snapshots.ready(query.userId);
+    if (retriever === 'vector') {
+      const snapshot = await this.snapshots.ready(query.userId);
+      if (!snapshot) return this.sql.turns(query, retriever);
+      return this.read(query, 'turns', snapshot.turns.candidates(query, 0, rerankPool(query.limit)), 0);
+    }
+    // The lexemes are read beside the revisions, so that every list of the search reads its rows in one batch.
+    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
     if (!snapshot) return this.sql.turns(query, retriever);
-    if (retriever === 'vector') return this.readTurns(query, snapshot.turns.candidates(query, 0, rerankPool(query.limit)), 't.vector');
-    const lexemes = await this.snapshots.lexemes(query);
-    return this.readTurns(query, snapshot.turns.bm25(query, lexemes), null);
+    return this.read(query, 'turns', snapshot.turns.bm25(query, lexemes), null);
   }
 
   private async rankWindows(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
-    const snapshot = await this.snapshots.ready(query.userId);
+    if (retriever !== 'fulltext') {
+      const snapshot = await this.snapshots.ready(query.userId);
+      if (!snapshot) return this.sql.interactions(query, retriever);
+      const column = retriever === 'vector' ? 0 : 1;
+      return this.read(query, 'windows', snapshot.windows.candidates(query, column, rerankPool(query.limit)), column);
+    }
+    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
     if (!snapshot) return this.sql.interactions(query, retriever);
-    if (retriever === 'fulltext') return this.readWindows(query, snapshot.windows.bm25(query, await this.snapshots.lexemes(query)), null);
-    const column = retriever === 'vector' ? 0 : 1;
-    return this.readWindows(query, snapshot.windows.candidates(query, column, rerankPool(query.limit)), column === 0 ? 'i.content_vector' : 'i.summary_vector');
+    return this.read(query, 'windows', snapshot.windows.bm25(query, lexemes), null);
   }
 
   /**
-   * The turns named by `keys` (a turn deleted meanwhile is left out): in that order, or, given the vector column, the
-   * `limit` nearest the query by exact cosine over their full-precision vectors (the re-rank of the candidates).
+   * Reads the rows named by `keys` (a row deleted meanwhile is left out): in that order, or, given a vector column
+   * (0: the turn's or the content's, 1: the summary's), the `limit` nearest the query by exact cosine over their
+   * full-precision vectors (pgvector's `<=>`: the re-rank of the candidates). The lists of one search ranked by then
+   * are read together: one statement per table.
    */
-  private async readTurns(query: SearchQuery, keys: readonly RowKey[], vectorColumn: string | null): Promise<TurnHit[]> {
-    if (keys.length === 0) return [];
-    const params: unknown[] = [query.userId, keys.map((k) => k.sessionId), keys.map((k) => k.ref)];
-    const rows = await this.db.query<TurnRow>(
-      `SELECT ${TURN_COLUMNS} FROM unnest($2::text[], $3::int[]) AS k(session_id, seq)
-       JOIN memory_turns t ON t.user_id = $1 AND t.session_id = k.session_id AND t.seq = k.seq${reranked(query, vectorColumn, params)}`,
-      params,
-    );
-    return (vectorColumn ? rows : inKeyOrder(keys, rows, (r) => `${r.session_id}#${r.seq}`, (k) => `${k.sessionId}#${k.ref}`)).map(turnHit);
+  private read<K extends 'turns' | 'windows'>(query: SearchQuery, table: K, keys: readonly RowKey[], column: number | null): Promise<K extends 'turns' ? TurnHit[] : WindowHit[]> {
+    type Hits = K extends 'turns' ? TurnHit[] : WindowHit[];
+    if (keys.length === 0 || (column !== null && !query.vector)) return Promise.resolve([] as unknown as Hits);
+    let batch = this.batches.get(query);
+    if (!batch) {
+      const created: ReadBatch = { turns: [], windows: [] };
+      batch = created;
+      this.batches.set(query, created);
+      setImmediate(() => {
+        if (this.batches.get(query) === created) this.batches.delete(query);
+        void this.flush(query, created);
+      });
+    }
+    const reads = batch[table] as Read<unknown>[];
+    return new Promise<Hits>((done, fail) => reads.push({ keys, column, done: done as (hits: unknown[]) => void, fail }));
   }
 
-  /** The interactions named by `keys`, as readTurns reads turns. */
-  private async readWindows(query: SearchQuery, keys: readonly RowKey[], vectorColumn: string | null): Promise<WindowHit[]> {
-    if (keys.length === 0) return [];
-    const params: unknown[] = [query.userId, keys.map((k) => String(k.ref))];
-    const rows = await this.db.query<WindowRow>(`SELECT ${WINDOW_COLUMNS} FROM interactions i WHERE i.user_id = $1 AND i.id = ANY($2::text[])${reranked(query, vectorColumn, params)}`, params);
-    return (vectorColumn ? rows : inKeyOrder(keys, rows, (r) => r.id, (k) => String(k.ref))).map(windowHit);
+  private async flush(query: SearchQuery, batch: ReadBatch): Promise<void> {
+    const vector = query.vector ? JSON.stringify(query.vector.values) : null;
+    await Promise.all([
+      this.flushTable<TurnRow & Distances, TurnHit>(batch.turns, (keys, distances) => {
+        const params: unknown[] = [query.userId, keys.map((k) => k.sessionId), keys.map((k) => k.ref), vector];
+        return this.db.query<TurnRow & Distances>(
+          `SELECT ${TURN_COLUMNS}${distances.includes(0) ? ', t.vector <=> $4::vector AS d0' : ''} FROM unnest($2::text[], $3::int[]) AS k(session_id, seq)
+           JOIN memory_turns t ON t.user_id = $1 AND t.session_id = k.session_id AND t.seq = k.seq`,
+          distances.length ? params : params.slice(0, 3),
+        );
+      }, (r) => `${r.session_id}#${r.seq}`, turnHit, query.limit),
+      this.flushTable<WindowRow & Distances, WindowHit>(batch.windows, (keys, distances) => {
+        const params: unknown[] = [query.userId, keys.map((k) => String(k.ref)), vector];
+        const columns = distances.map((d) => `, ${d === 0 ? 'i.content_vector' : 'i.summary_vector'} <=> $3::vector AS d${d}`).join('');
+        return this.db.query<WindowRow & Distances>(`SELECT ${WINDOW_COLUMNS}${columns} FROM interactions i WHERE i.user_id = $1 AND i.id = ANY($2::text[])`, distances.length ? params : params.slice(0, 2));
+      }, (r) => r.id, windowHit, query.limit),
+    ]);
+  }
+
+  /** One statement for the reads of one table, then each read's rows. */
+  private async flushTable<R extends Distances, H>(
+    reads: Read<H>[],
+    select: (keys: RowKey[], distances: number[]) => Promise<R[]>,
+    rowKey: (r: R) => string,
+    hit: (r: R) => H,
+    limit: number,
+  ): Promise<void> {
+    if (reads.length === 0) return;
+    // A turn's key is its session and seq (as rowKey gives it), an interaction's its id.
+    const keyOf = (k: RowKey) => (typeof k.ref === 'number' ? `${k.sessionId}#${k.ref}` : k.ref);
+    try {
+      const keys = new Map<string, RowKey>();
+      for (const read of reads) for (const k of read.keys) keys.set(keyOf(k), k);
+      const distances = [...new Set(reads.flatMap((r) => (r.column === null ? [] : [r.column])))];
+      const rows = await select([...keys.values()], distances);
+      const byKey = new Map(rows.map((r) => [rowKey(r), r]));
+      for (const read of reads) {
+        const found = read.keys.flatMap((k) => byKey.get(keyOf(k)) ?? []);
+        if (read.column === null) read.done(found.map(hit));
+        else {
+          const column = read.column;
+          const d = (r: R) => {
+            const distance = column === 0 ? r.d0 : r.d1;
+            return distance == null || Number.isNaN(distance) ? Infinity : distance;
+          };
+          // Stable: ties keep the candidates' order.
+          read.done([...found].sort((a, b) => d(a) - d(b)).slice(0, limit).map(hit));
+        }
+      }
+    } catch (error) {
+      for (const read of reads) read.fail(error);
+    }
   }
 }
 
-/** The exact re-rank as SQL: the candidates ordered by pgvector's cosine distance to the query, the `limit` best. */
-function reranked(query: SearchQuery, vectorColumn: string | null, params: unknown[]): string {
-  if (!vectorColumn || !query.vector) return '';
-  params.push(JSON.stringify(query.vector.values), query.limit);
-  return ` ORDER BY ${vectorColumn} <=> $${params.length - 1}::vector LIMIT $${params.length}::int`;
+/** A read of one list's rows, waiting for its batch. */
+interface Read<H> {
+  keys: readonly RowKey[];
+  column: number | null;
+  done: (hits: H[]) => void;
+  fail: (error: unknown) => void;
 }
+interface ReadBatch {
+  turns: Read<TurnHit>[];
+  windows: Read<WindowHit>[];
+}
+/** The distances to the query a batch reads: `d0` the turn's or the content's vector, `d1` the summary's. */
+type Distances = { d0?: number | null; d1?: number | null };
 
 /** Users warmed at start, at most. */
 const WARM_USERS = 16;
@@ -145,11 +216,6 @@ const WARM_USERS = 16;
 const CHUNK = 1_000;
 /** How long a build waits for the searches in flight to finish before its next chunk, at most (so it never starves). */
 const YIELD_MS = 100;
-
-function inKeyOrder<R>(keys: readonly RowKey[], rows: readonly R[], rowKey: (r: R) => string, key: (k: RowKey) => string): R[] {
-  const byKey = new Map(rows.map((r) => [rowKey(r), r]));
-  return keys.flatMap((k) => byKey.get(key(k)) ?? []);
-}
 
 /** A held snapshot, and a build under way (cancelled by an eviction: it then installs nothing). */
 interface Build {
