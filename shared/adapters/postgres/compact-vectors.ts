@@ -1,9 +1,10 @@
 /**
  * Compact vectors for the in-process search snapshots (search-snapshot.ts): each vector is held as int8 codes with one
  * scale per vector (its largest component maps to ±127), a quarter of its float32 size. The snapshot ranks all of a
- * user's rows by the codes' cosine with the query, keeps the best `rerankPool(limit)` as candidates, and PostgreSQL
- * re-ranks those by exact cosine over their full-precision vectors: the result is the exact ranking whenever the true
- * top `limit` are among the candidates (measured on LoCoMo by `npm run bench:vectors`).
+ * user's rows by the codes' cosine with the query, keeps the best `rerankPool(limit)` as candidates, and re-ranks
+ * those by their exact cosine distance over the full-precision vectors, which PostgreSQL computes as it reads them: the
+ * result is the exact ranking whenever the true top `limit` are among the candidates (measured on LoCoMo by
+ * `npm run bench:vectors`).
  *
  * Cosine ignores a vector's length, so the per-vector scale need not be kept: the codes' own norm stands in for it.
  */

@@ -11,9 +11,10 @@ import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type Wi
  * interactions). A snapshot holds what ranking reads of a user's searchable rows, compactly: their vectors as int8
  * codes (compact-vectors.ts), their BM25 postings packed in 32-bit integers, and per row the few fields the filters
  * read. It ranks in JavaScript: the same BM25 as the SQL (bm25Sql, windowBm25Sql), and cosine over the codes. Then one
- * statement per list reads the rows it returns by primary key; for a vector list, it reads the codes' best candidates
- * and re-ranks them by exact cosine over their full-precision vectors (pgvector's `<=>`, as the SQL ranking does), so a
- * vector list is the exact one whenever its rows are among the candidates. A row costs about 1.4 kB (see README).
+ * statement per table reads the rows the lists of a search return, by primary key; for a vector list, the codes' best
+ * candidates with their exact cosine distance to the query over the full-precision vectors (pgvector's `<=>`, as the
+ * SQL ranking), by which they are re-ranked, so a vector list is the exact one whenever its rows are among the
+ * candidates. A row costs about 1.4 kB (see README).
  *
  * PostgreSQL stays the source of truth. Every write to memory_turns and interactions takes the next `search_rev`, and
  * deletions record one in `search_purges` (migration 11). Before a search one statement reads the user's newest
