@@ -5,6 +5,8 @@ import { PostgresSearchIndex, windowBm25Sql } from '../../shared/adapters/postgr
 import { forEachTerm, SnapshotSearchIndex } from '../../shared/adapters/postgres/search-snapshot.js';
 import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
+import { searchFacts } from '../../shared/application/search-facts.js';
+import { FactSearchBody } from '../../shared/contracts/facts.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import { createRuntime } from '../../shared/platform/composition.js';
 import { loadSettings } from '../../shared/platform/config.js';
@@ -103,6 +105,12 @@ async function ranked(search: SearchIndex, query: SearchQuery, list: (typeof LIS
   return list[0] === 'turns' ? search.turns(query, list[1]) : search.interactions(query, list[1]);
 }
 
+/** A list's hits with what their facts show, as SearchIndex.show reads it (for hits ranked without it). */
+async function shown(search: SearchIndex, userId: string, hits: (TurnHit | WindowHit)[]): Promise<(TurnHit | WindowHit)[]> {
+  const read = await search.show(userId, { turns: hits.filter((h) => h.kind === 'turn'), interactions: hits.filter((h) => h.kind === 'interaction') });
+  return [...read.turns, ...read.interactions];
+}
+
 describe('in-process search snapshots (PGlite)', () => {
   it('rank every list as the SQL does: BM25 over turns and windows, exact cosine, with the filters', async () => {
     const { db, sql, vector } = await corpus();
@@ -115,7 +123,8 @@ describe('in-process search snapshots (PGlite)', () => {
           const expected = await ranked(sql, query, list);
           const got = await ranked(snapshot, query, list);
           expect(keys(got), `${list.join(' ')} "${text}" ${JSON.stringify(filters)}`).toEqual(keys(expected));
-          expect(got).toEqual(expected);
+          expect(got.every((h) => !h.shown)).toBe(true); // ranked without reading the rows
+          expect(await shown(snapshot, 'u', got)).toEqual(expected);
         }
       }
     }
@@ -140,12 +149,64 @@ describe('in-process search snapshots (PGlite)', () => {
     expect(await snapshot.warm('u')).toBe(true);
     expect(snapshot.held('u')).toBe(80 + 20);
     const statements = log.length;
-    expect(await Promise.all(LISTS.map((list) => ranked(snapshot, query, list)))).toEqual(expected);
+    const got = await Promise.all(LISTS.map((list) => ranked(snapshot, query, list)));
     const read = log.slice(statements);
     expect(read.filter((s) => /memory_nearest|memory_turn_terms/.test(s))).toEqual([]);
-    // The five lists' rows are read in one statement per table (the vector lists' candidates with their distances).
+    // The vector lists' candidates read their exact distances in one statement per table, and nothing else of the rows.
     expect(read.filter((s) => /JOIN memory_turns t ON/.test(s))).toHaveLength(1);
-    expect(read.filter((s) => /i\.id = ANY/.test(s))).toHaveLength(1);
+    expect(read.filter((s) => /JOIN interactions i ON/.test(s))).toHaveLength(1);
+    expect(read.filter((s) => /t\.text|i\.doc/.test(s))).toEqual([]);
+    // What the facts show is read afterwards, for the hits asked for only.
+    for (const [i, hits] of got.entries()) expect(await shown(snapshot, 'u', hits)).toEqual(expected[i]);
+    await snapshot.close();
+    await db.close();
+  }, 60_000);
+
+  it('give fact search the answer the SQL gives, reading what the facts show for the facts returned only', async () => {
+    const { db, sql, vector } = await corpus(['u'], 120);
+    const snapshot = snapshots(db, 10_000);
+    expect(await snapshot.warm('u')).toBe(true);
+    const shownPerRead: number[] = [];
+    const counted: SearchIndex = {
+      indexTurns: (turns) => snapshot.indexTurns(turns),
+      speakers: (userId) => snapshot.speakers(userId),
+      turns: (query, retriever) => snapshot.turns(query, retriever),
+      interactions: (query, retriever) => snapshot.interactions(query, retriever),
+      show: (userId, hits) => {
+        shownPerRead.push(hits.turns.length + hits.interactions.length);
+        return snapshot.show(userId, hits);
+      },
+    };
+    const queryVector = vector();
+    const deps = (search: SearchIndex) => ({
+      search,
+      embedder: { model: MODEL, dimensions: DIMS, embed: async (texts: readonly string[]) => texts.map(() => queryVector) },
+      memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 },
+      clock: { now: () => new Date(at(200)) },
+    });
+    const bodies = [
+      ...QUERIES.map((query) => ({ query, topK: 8 })),
+      { query: 'painting at the lake in January 2026', topK: 5 }, // a named period: boosts by each fact's time
+      { query: 'dogs hiking camp', topK: 5, sessionId: 's2' },
+      { query: 'guitar music school teacher career', topK: 10, minScore: 0.6 },
+    ];
+    for (const body of bodies) {
+      shownPerRead.length = 0;
+      const expected = await searchFacts(deps(sql), 'u', FactSearchBody.parse(body));
+      const got = await searchFacts(deps(counted), 'u', FactSearchBody.parse(body));
+      expect(got, body.query).toEqual(expected);
+      // One read of what the facts show, for the topK best at most.
+      if (expected.facts.length > 0) expect(shownPerRead.length, body.query).toBe(1);
+      expect(shownPerRead.every((n) => n <= body.topK)).toBe(true);
+    }
+    // A token budget that skips facts: read again, twice as many each time, until the answer is full.
+    shownPerRead.length = 0;
+    // Here the five best facts hold 122 tokens: four fit in 100, and the fifth to fit is the 13th best.
+    const body = FactSearchBody.parse({ query: 'painting at the lake', topK: 5, maxTokens: 100 });
+    const expected = await searchFacts(deps(sql), 'u', body);
+    expect(await searchFacts(deps(counted), 'u', body)).toEqual(expected);
+    expect(expected.facts).toHaveLength(5);
+    expect(shownPerRead).toEqual([5, 10]);
     await snapshot.close();
     await db.close();
   }, 60_000);
@@ -211,7 +272,8 @@ describe('in-process search snapshots (PGlite)', () => {
     await same('zebra');
     await snapshot.warm('u');
     await same('zebra');
-    expect((await snapshot.turns({ userId: 'u', text: 'zebra', limit: 5, filters: {} }, 'fulltext')).map((h) => h.turnId)).toEqual(['t0']);
+    const zebra = await snapshot.turns({ userId: 'u', text: 'zebra', limit: 5, filters: {} }, 'fulltext');
+    expect((await snapshot.show('u', { turns: zebra, interactions: [] })).turns.map((h) => h.shown)).toEqual([{ turnId: 't0', text: 'user: zebra' }]);
     await db.query(`UPDATE interactions SET tsv = to_tsvector('english', 'unicorn') WHERE id = 'u-w8'`);
     await same('unicorn');
     await snapshot.warm('u');

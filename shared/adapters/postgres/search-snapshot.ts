@@ -3,18 +3,19 @@ import type { IndexedTurn, SearchFilters, SearchIndex, SearchQuery, TurnHit, Win
 import type { Db } from './db.js';
 import { BM25 } from '../../domain/ranking.js';
 import { Int8Matrix, rerankPool } from './compact-vectors.js';
-import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
  * five ranked lists of a fact search are five statements in a row (about 90 ms for a user with 10k turns and 10k
  * interactions). A snapshot holds what ranking reads of a user's searchable rows, compactly: their vectors as int8
  * codes (compact-vectors.ts), their BM25 postings packed in 32-bit integers, and per row the few fields the filters
- * read. It ranks in JavaScript: the same BM25 as the SQL (bm25Sql, windowBm25Sql), and cosine over the codes. Then one
- * statement per table reads the rows the lists of a search return, by primary key; for a vector list, the codes' best
- * candidates with their exact cosine distance to the query over the full-precision vectors (pgvector's `<=>`, as the
- * SQL ranking), by which they are re-ranked, so a vector list is the exact one whenever its rows are among the
- * candidates. A row costs about 1.4 kB (see README).
+ * and fusion read (a turn's speaker, an interaction's seq range). It ranks in JavaScript: the same BM25 as the SQL
+ * (bm25Sql, windowBm25Sql), and cosine over the codes. A vector list's candidates, the codes' best, are re-ranked by
+ * their exact cosine distance to the query over the full-precision vectors (pgvector's `<=>`, as the SQL ranking), which
+ * the vector lists of a search read together, one statement per table and nothing else of the rows; so a vector list is
+ * the exact one whenever its rows are among the candidates. Hits leave out what their facts show (text, turn ids,
+ * summary): reading it for every row of every list cost more than the ranking, so the use case reads it (`show`) for
+ * the facts it returns only. A row costs about 1.4 kB (see README).
  *
  * PostgreSQL stays the source of truth. Every write to memory_turns and interactions takes the next `search_rev`, and
  * deletions record one in `search_purges` (migration 11). Before a search one statement reads the user's newest
@@ -95,16 +96,22 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.snapshots.searching(() => this.rankWindows(query, retriever));
   }
 
+  /** Hits are ranked without what their facts show; this reads it, for the facts returned only (see search-hits.ts). */
+  show(userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }> {
+    return this.sql.show(userId, hits);
+  }
+
   private async rankTurns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
     if (retriever === 'vector') {
       const snapshot = await this.snapshots.ready(query.userId);
       if (!snapshot) return this.sql.turns(query, retriever);
-      return this.read(query, 'turns', snapshot.turns.candidates(query, 0, rerankPool(query.limit)), 0);
+      const turns = snapshot.turns;
+      return (await this.rerank(query, 'turns', turns, turns.candidates(query, 0, rerankPool(query.limit)), 0)).map((row) => turns.turnHit(row));
     }
-    // The lexemes are read beside the revisions, so that every list of the search reads its rows in one batch.
     const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
     if (!snapshot) return this.sql.turns(query, retriever);
-    return this.read(query, 'turns', snapshot.turns.bm25(query, lexemes), null);
+    const turns = snapshot.turns;
+    return turns.bm25(query, lexemes).map((row) => turns.turnHit(row));
   }
 
   private async rankWindows(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
@@ -112,22 +119,23 @@ export class SnapshotSearchIndex implements SearchIndex {
       const snapshot = await this.snapshots.ready(query.userId);
       if (!snapshot) return this.sql.interactions(query, retriever);
       const column = retriever === 'vector' ? 0 : 1;
-      return this.read(query, 'windows', snapshot.windows.candidates(query, column, rerankPool(query.limit)), column);
+      const windows = snapshot.windows;
+      return (await this.rerank(query, 'windows', windows, windows.candidates(query, column, rerankPool(query.limit)), column)).map((row) => windows.windowHit(row));
     }
     const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
     if (!snapshot) return this.sql.interactions(query, retriever);
-    return this.read(query, 'windows', snapshot.windows.bm25(query, lexemes), null);
+    const windows = snapshot.windows;
+    return windows.bm25(query, lexemes).map((row) => windows.windowHit(row));
   }
 
   /**
-   * Reads the rows named by `keys` (a row deleted meanwhile is left out): in that order, or, given a vector column
-   * (0: the turn's or the content's, 1: the summary's), the `limit` nearest the query by exact cosine over their
-   * full-precision vectors (pgvector's `<=>`: the re-rank of the candidates). The lists of one search ranked by then
-   * are read together: one statement per table.
+   * The `limit` rows of `rows` (a vector list's candidates) nearest the query by exact cosine over their full-precision
+   * vectors in `column` (0: the turn's or the content's, 1: the summary's; pgvector's `<=>`): the re-rank. Ties keep the
+   * candidates' order; a row deleted meanwhile is left out. The vector lists of one search ranked by then read their
+   * distances together, one statement per table, and nothing else of the rows.
    */
-  private read<K extends 'turns' | 'windows'>(query: SearchQuery, table: K, keys: readonly RowKey[], column: number | null): Promise<K extends 'turns' ? TurnHit[] : WindowHit[]> {
-    type Hits = K extends 'turns' ? TurnHit[] : WindowHit[];
-    if (keys.length === 0 || (column !== null && !query.vector)) return Promise.resolve([] as unknown as Hits);
+  private rerank(query: SearchQuery, table: 'turns' | 'windows', collection: Collection, rows: readonly number[], column: number): Promise<number[]> {
+    if (rows.length === 0 || !query.vector) return Promise.resolve([]);
     let batch = this.batches.get(query);
     if (!batch) {
       const created: ReadBatch = { turns: [], windows: [] };
@@ -138,58 +146,60 @@ export class SnapshotSearchIndex implements SearchIndex {
         void this.flush(query, created);
       });
     }
-    const reads = batch[table] as Read<unknown>[];
-    return new Promise<Hits>((done, fail) => reads.push({ keys, column, done: done as (hits: unknown[]) => void, fail }));
+    const reads = batch[table];
+    return new Promise<number[]>((done, fail) => reads.push({ collection, rows, column, limit: query.limit, done, fail }));
   }
 
   private async flush(query: SearchQuery, batch: ReadBatch): Promise<void> {
-    const vector = query.vector ? JSON.stringify(query.vector.values) : null;
+    const vector = JSON.stringify(query.vector!.values);
     await Promise.all([
-      this.flushTable<TurnRow & Distances, TurnHit>(batch.turns, (keys, distances) => {
-        const params: unknown[] = [query.userId, keys.map((k) => k.sessionId), keys.map((k) => k.ref), vector];
-        return this.db.query<TurnRow & Distances>(
-          `SELECT ${TURN_COLUMNS}${distances.includes(0) ? ', t.vector <=> $4::vector AS d0' : ''} FROM unnest($2::text[], $3::int[]) AS k(session_id, seq)
+      this.flushTable(batch.turns, (keys) =>
+        this.db.query<{ key: string; d0: number | null }>(
+          `SELECT k.session_id || '#' || k.seq AS key, t.vector <=> $4::vector AS d0 FROM unnest($2::text[], $3::int[]) AS k(session_id, seq)
            JOIN memory_turns t ON t.user_id = $1 AND t.session_id = k.session_id AND t.seq = k.seq`,
-          distances.length ? params : params.slice(0, 3),
-        );
-      }, (r) => `${r.session_id}#${r.seq}`, turnHit, query.limit),
-      this.flushTable<WindowRow & Distances, WindowHit>(batch.windows, (keys, distances) => {
-        const params: unknown[] = [query.userId, keys.map((k) => String(k.ref)), vector];
-        const columns = distances.map((d) => `, ${d === 0 ? 'i.content_vector' : 'i.summary_vector'} <=> $3::vector AS d${d}`).join('');
-        return this.db.query<WindowRow & Distances>(`SELECT ${WINDOW_COLUMNS}${columns} FROM interactions i WHERE i.user_id = $1 AND i.id = ANY($2::text[])`, distances.length ? params : params.slice(0, 2));
-      }, (r) => r.id, windowHit, query.limit),
+          [query.userId, keys.map((k) => k.sessionId), keys.map((k) => k.ref), vector],
+        ),
+      ),
+      // Each interaction's distance only for the vectors whose lists it is a candidate of (`columns`: bit 0 the
+      // content's, bit 1 the summary's), so the other vector is not read.
+      this.flushTable(batch.windows, (keys, columns) =>
+        this.db.query<{ key: string; d0: number | null; d1: number | null }>(
+          `SELECT i.id AS key, CASE WHEN k.columns & 1 <> 0 THEN i.content_vector <=> $4::vector END AS d0, CASE WHEN k.columns & 2 <> 0 THEN i.summary_vector <=> $4::vector END AS d1
+           FROM unnest($2::text[], $3::int[]) AS k(id, columns) JOIN interactions i ON i.user_id = $1 AND i.id = k.id`,
+          [query.userId, keys.map((k) => String(k.ref)), columns, vector],
+        ),
+      ),
     ]);
   }
 
-  /** One statement for the reads of one table, then each read's rows. */
-  private async flushTable<R extends Distances, H>(
-    reads: Read<H>[],
-    select: (keys: RowKey[], distances: number[]) => Promise<R[]>,
-    rowKey: (r: R) => string,
-    hit: (r: R) => H,
-    limit: number,
-  ): Promise<void> {
+  /** One statement for the re-ranks of one table (`select`: the rows' keys and, per row, its columns' bits), then each one's rows. */
+  private async flushTable(reads: Rerank[], select: (keys: RowKey[], columns: number[]) => Promise<({ key: string } & Distances)[]>): Promise<void> {
     if (reads.length === 0) return;
-    // A turn's key is its session and seq (as rowKey gives it), an interaction's its id.
+    // A turn's key is its session and seq, an interaction's its id (as the statements return them).
     const keyOf = (k: RowKey) => (typeof k.ref === 'number' ? `${k.sessionId}#${k.ref}` : k.ref);
     try {
-      const keys = new Map<string, RowKey>();
-      for (const read of reads) for (const k of read.keys) keys.set(keyOf(k), k);
-      const distances = [...new Set(reads.flatMap((r) => (r.column === null ? [] : [r.column])))];
-      const rows = await select([...keys.values()], distances);
-      const byKey = new Map(rows.map((r) => [rowKey(r), r]));
+      // Per row, its key and the vector columns it is a candidate for (a bit each).
+      const keys = new Map<string, { key: RowKey; columns: number }>();
       for (const read of reads) {
-        const found = read.keys.flatMap((k) => byKey.get(keyOf(k)) ?? []);
-        if (read.column === null) read.done(found.map(hit));
-        else {
-          const column = read.column;
-          const d = (r: R) => {
-            const distance = column === 0 ? r.d0 : r.d1;
-            return distance == null || Number.isNaN(distance) ? Infinity : distance;
-          };
-          // Stable: ties keep the candidates' order.
-          read.done([...found].sort((a, b) => d(a) - d(b)).slice(0, limit).map(hit));
+        for (const row of read.rows) {
+          const key = read.collection.key(row);
+          const held = keys.get(keyOf(key));
+          if (held) held.columns |= 1 << read.column;
+          else keys.set(keyOf(key), { key, columns: 1 << read.column });
         }
+      }
+      const wanted = [...keys.values()];
+      const found = new Map((await select(wanted.map((k) => k.key), wanted.map((k) => k.columns))).map((r) => [r.key, r]));
+      for (const read of reads) {
+        const distance = new Map<number, number>();
+        for (const row of read.rows) {
+          const r = found.get(keyOf(read.collection.key(row)));
+          if (!r) continue;
+          const d = read.column === 0 ? r.d0 : r.d1;
+          distance.set(row, d == null || Number.isNaN(d) ? Infinity : d);
+        }
+        // Stable: ties keep the candidates' order.
+        read.done(read.rows.filter((row) => distance.has(row)).sort((a, b) => distance.get(a)! - distance.get(b)!).slice(0, read.limit));
       }
     } catch (error) {
       for (const read of reads) read.fail(error);
@@ -197,16 +207,18 @@ export class SnapshotSearchIndex implements SearchIndex {
   }
 }
 
-/** A read of one list's rows, waiting for its batch. */
-interface Read<H> {
-  keys: readonly RowKey[];
-  column: number | null;
-  done: (hits: H[]) => void;
+/** A vector list's re-rank, waiting for its batch: its candidates (rows of `collection`) and their vector column. */
+interface Rerank {
+  collection: Collection;
+  rows: readonly number[];
+  column: number;
+  limit: number;
+  done: (rows: number[]) => void;
   fail: (error: unknown) => void;
 }
 interface ReadBatch {
-  turns: Read<TurnHit>[];
-  windows: Read<WindowHit>[];
+  turns: Rerank[];
+  windows: Rerank[];
 }
 /** The distances to the query a batch reads: `d0` the turn's or the content's vector, `d1` the summary's. */
 type Distances = { d0?: number | null; d1?: number | null };
@@ -433,7 +445,7 @@ export class SearchSnapshots {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
       const rows = await this.db.query<TurnLoaded>(
-        `SELECT t.session_id, t.seq, t.agent_id, t.occurred_at, t.embedding_model, encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
+        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.embedding_model, encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
          FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev LIMIT ${CHUNK}`,
         [userId, snapshot.turnsRev],
       );
@@ -444,7 +456,7 @@ export class SearchSnapshots {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
       const rows = await this.db.query<WindowLoaded>(
-        `SELECT i.id, i.session_id, i.doc->'agentIds' AS agent_ids, i.doc->>'startedAt' AS started_at, i.embedding_model,
+        `SELECT i.id, i.session_id, i.doc->'agentIds' AS agent_ids, i.doc->'seqRange' AS seq_range, i.doc->>'startedAt' AS started_at, i.embedding_model,
                 encode(vector_send(i.content_vector), 'base64') AS vector, encode(vector_send(i.summary_vector), 'base64') AS summary_vector,
                 i.doc_len, i.rev::float8 AS rev, i.tsv::text AS tsv
          FROM interactions i WHERE i.user_id = $1 AND i.rev > $2 ORDER BY i.rev LIMIT ${CHUNK}`,
@@ -459,8 +471,8 @@ export class SearchSnapshots {
 
 /** What a snapshot loads of each row: what filters and rankings read, and its revision (never the text). */
 type Loaded = { session_id: string; embedding_model: string; vector: string; doc_len: number | null; rev: number; tsv: string | null };
-type TurnLoaded = Loaded & { seq: number; agent_id: string | null; occurred_at: Date | string };
-type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; started_at: string; summary_vector: string };
+type TurnLoaded = Loaded & { seq: number; agent_id: string | null; speaker: string; occurred_at: Date | string };
+type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; seq_range: [number, number]; started_at: string; summary_vector: string };
 
 /** How a ranked row is read back: its session, and its seq (a turn) or id (an interaction). */
 export interface RowKey {
@@ -495,7 +507,10 @@ export class UserSnapshot {
   addTurns(rows: readonly TurnLoaded[]): boolean {
     this.turns.reserve(rows.length);
     for (const r of rows) {
-      if (!this.turns.add(r.session_id, r.seq, r.agent_id ? [r.agent_id] : [], new Date(r.occurred_at).getTime(), r.embedding_model, [r.vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
+      const added = this.turns.add(r.session_id, r.seq, r.agent_id ? [r.agent_id] : [], new Date(r.occurred_at).getTime(), r.embedding_model, [r.vector], r.tsv ?? '', r.doc_len ?? 0, {
+        speaker: r.speaker,
+      });
+      if (!added) return false;
       this.turnsRev = r.rev;
     }
     return true;
@@ -504,7 +519,10 @@ export class UserSnapshot {
   addWindows(rows: readonly WindowLoaded[]): boolean {
     this.windows.reserve(rows.length);
     for (const r of rows) {
-      if (!this.windows.add(r.session_id, r.id, r.agent_ids ?? [], Date.parse(r.started_at), r.embedding_model, [r.vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
+      const added = this.windows.add(r.session_id, r.id, r.agent_ids ?? [], Date.parse(r.started_at), r.embedding_model, [r.vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0, {
+        seqRange: r.seq_range,
+      });
+      if (!added) return false;
       this.windowsRev = r.rev;
     }
     return true;
@@ -692,6 +710,12 @@ export class Collection {
   private readonly agentSets: (readonly string[])[] = [];
   private readonly agentSetIndex = new Map<string, number>();
   private readonly times = new Numbers('float');
+  /** Each row's speaker (a turn's), as an index into `speakers`, and seq range (an interaction's): what ranking reads. */
+  private readonly speakerOf = new Numbers('int');
+  private readonly speakers: string[] = [];
+  private readonly speakerIndex = new Map<string, number>();
+  private readonly seqStarts = new Numbers('int');
+  private readonly seqEnds = new Numbers('int');
   /** Each row's embedding model, as an index into `models`: the scan compares numbers, not the rows' strings. */
   private readonly modelOf = new Numbers('int');
   private readonly models: string[] = [];
@@ -715,16 +739,27 @@ export class Collection {
 
   get arrayBytes(): number {
     let bytes = this.matrices.reduce((sum, m) => sum + m.byteLength, 0);
-    for (const numbers of [this.sessionOf, this.agentsOf, this.times, this.modelOf, this.lengths]) bytes += numbers.byteLength;
+    for (const numbers of this.perRow()) bytes += numbers.byteLength;
     bytes += this.arena.byteLength;
     return bytes;
   }
 
   /**
-   * Adds a row with its vectors (base64 of pgvector's binary form, one per column) and its tsvector's text form. False
-   * when the key is held already: a rewritten row, which the caller answers with a rebuild.
+   * Adds a row with its vectors (base64 of pgvector's binary form, one per column), its tsvector's text form, and
+   * what ranking reads of it: a turn's speaker, an interaction's seq range. False when the key is held already: a
+   * rewritten row, which the caller answers with a rebuild.
    */
-  add(sessionId: string, ref: number | string, agentIds: readonly string[], time: number, model: string, vectors: readonly string[], tsv: string, length: number): boolean {
+  add(
+    sessionId: string,
+    ref: number | string,
+    agentIds: readonly string[],
+    time: number,
+    model: string,
+    vectors: readonly string[],
+    tsv: string,
+    length: number,
+    { speaker = '', seqRange = [0, 0] }: { speaker?: string; seqRange?: readonly [number, number] } = {},
+  ): boolean {
     let session = this.sessionIndex.get(sessionId);
     if (session === undefined) {
       session = this.sessions.push(sessionId) - 1;
@@ -746,6 +781,14 @@ export class Collection {
     }
     this.agentsOf.push(agents);
     this.times.push(time);
+    let speakerId = this.speakerIndex.get(speaker);
+    if (speakerId === undefined) {
+      speakerId = this.speakers.push(speaker) - 1;
+      this.speakerIndex.set(speaker, speakerId);
+    }
+    this.speakerOf.push(speakerId);
+    this.seqStarts.push(seqRange[0]);
+    this.seqEnds.push(seqRange[1]);
     let modelId = this.models.indexOf(model);
     if (modelId < 0) modelId = this.models.push(model) - 1;
     this.modelOf.push(modelId);
@@ -763,6 +806,10 @@ export class Collection {
     this.totalLength += length;
     forEachTerm(tsv, (lexeme, tf) => this.post(lexeme, row, tf));
     return true;
+  }
+
+  private perRow(): Numbers[] {
+    return [this.sessionOf, this.agentsOf, this.times, this.speakerOf, this.seqStarts, this.seqEnds, this.modelOf, this.lengths];
   }
 
   /** Rows about to be added: the matrices grow once for all of them. */
@@ -785,12 +832,37 @@ export class Collection {
   /** After a build: the postings and the per-row numbers give back their spare room. */
   trim(): void {
     this.arena.trim();
-    for (const numbers of [this.sessionOf, this.agentsOf, this.times, this.modelOf, this.lengths]) numbers.trim();
+    for (const numbers of this.perRow()) numbers.trim();
   }
 
   /** How a ranked row is read back. */
   key(row: number): RowKey {
     return { sessionId: this.sessions[this.sessionOf.values[row]!]!, ref: this.refs[row]! };
+  }
+
+  /** A turn's row as a hit, without what its fact shows (`shown`: read for the facts returned only). */
+  turnHit(row: number): TurnHit {
+    const [agentId] = this.agentSets[this.agentsOf.values[row]!]!;
+    return {
+      kind: 'turn',
+      sessionId: this.sessions[this.sessionOf.values[row]!]!,
+      seq: this.refs[row] as number,
+      ...(agentId && { agentId }),
+      speaker: this.speakers[this.speakerOf.values[row]!]!,
+      timestamp: new Date(this.times.values[row]!).toISOString(),
+    };
+  }
+
+  /** An interaction's row as a hit, without what its fact shows (as turnHit). */
+  windowHit(row: number): WindowHit {
+    return {
+      kind: 'interaction',
+      id: this.refs[row] as string,
+      sessionId: this.sessions[this.sessionOf.values[row]!]!,
+      seqRange: [this.seqStarts.values[row]!, this.seqEnds.values[row]!],
+      agentIds: [...this.agentSets[this.agentsOf.values[row]!]!],
+      timestamp: new Date(this.times.values[row]!).toISOString(),
+    };
   }
 
   private matches(row: number, f: SearchFilters): boolean {
@@ -804,9 +876,9 @@ export class Collection {
 
   /**
    * Okapi BM25 as bm25Sql computes it: idf from the postings of all the user's rows, length from each row, filters on
-   * the scored rows; ties go to the later row. The `limit` best, as keys.
+   * the scored rows; ties go to the later row. The `limit` best rows.
    */
-  bm25(query: SearchQuery, lexemes: readonly string[]): RowKey[] {
+  bm25(query: SearchQuery, lexemes: readonly string[]): number[] {
     const n = Math.max(this.rows, 1);
     const avgdl = Math.max(this.totalLength / n, 1);
     const scores = new Map<number, number>();
@@ -825,22 +897,21 @@ export class Collection {
     }
     const ranked = [...scores].filter(([row]) => this.matches(row, query.filters));
     ranked.sort(([a, x], [b, y]) => y - x || this.times.values[b]! - this.times.values[a]!);
-    return ranked.slice(0, query.limit).map(([row]) => this.key(row));
+    return ranked.slice(0, query.limit).map(([row]) => row);
   }
 
   /**
-   * The `pool` rows of the query's model nearest by the codes' cosine, as keys: the candidates of the exact re-rank.
-   * Nothing when the query has no vector or one of another size.
+   * The `pool` rows of the query's model nearest by the codes' cosine: the candidates of the exact re-rank. Nothing
+   * when the query has no vector or one of another size.
    */
-  candidates(query: SearchQuery, column: number, pool: number): RowKey[] {
+  candidates(query: SearchQuery, column: number, pool: number): number[] {
     const matrix = this.matrices[column];
     if (!query.vector || !matrix || query.vector.values.length !== matrix.dims) return [];
     const modelId = this.models.indexOf(query.vector.model);
     if (modelId < 0) return [];
     const filtered = hasFilters(query.filters);
     const modelOf = this.modelOf.values;
-    const rows = matrix.nearest(query.vector.values, pool, (row) => modelOf[row] === modelId && (!filtered || this.matches(row, query.filters)));
-    return rows.map((row) => this.key(row));
+    return matrix.nearest(query.vector.values, pool, (row) => modelOf[row] === modelId && (!filtered || this.matches(row, query.filters)));
   }
 }
 
