@@ -10,7 +10,7 @@ const sdkImports = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', '.scratch/**', '.config/**'] },
+  { ignores: ['dist/**', '.deploy/**', 'node_modules/**', '.data/**', '.scratch/**', '.config/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

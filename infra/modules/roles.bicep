@@ -26,8 +26,7 @@ var roles = {
   storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
   storageQueueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
   storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
-  serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
-  serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   cognitiveServicesOpenAIUser: '5e0bd9bd-7b93-4f28-af87-19fc36ad61bd'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
 }
@@ -42,10 +41,10 @@ var storageRoles = [
   roles.storageTableDataContributor
 ]
 
-// Receiver for the queue trigger; Sender so the service (and a developer principal) can enqueue commands itself.
+// Data Owner for the queue trigger: it receives, and the scale controller reads the queue's length (runtime properties
+// need the Manage claim, which Data Receiver lacks). The app never sends, so there is no Data Sender.
 var serviceBusRoles = [
-  roles.serviceBusDataReceiver
-  roles.serviceBusDataSender
+  roles.serviceBusDataOwner
 ]
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {

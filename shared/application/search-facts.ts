@@ -1,5 +1,5 @@
 import { FactSource, type FactSearchBody, type FactSearchResult, type Retriever } from '../contracts/facts.js';
-import { candidatePool, packFacts, rankFacts, type FactDraft, type RankedList, type Ranking, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
+import { candidatePool, packFacts, rankFacts, type FactDraft, type PackLimits, type RankedFact, type RankedList, type Ranking, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
 import { namedParticipant, withoutParticipantNames } from '../domain/participants.js';
 import { periodNamedIn } from '../domain/time-expressions.js';
 import type { Deps } from './ports.js';
@@ -52,6 +52,9 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
 
   const lists = <H, C>(found: readonly H[][], rankings: readonly Ranking[], candidate: (hit: H) => C): RankedList<C>[] =>
     found.map((hits, i) => ({ ranking: rankings[i]!, items: hits.map(candidate) }));
+  // Hits ranked without what their facts show (search snapshots): read below, for the facts returned only.
+  const unshown = new Map<string, TurnHit | WindowHit>();
+  for (const hits of [...turnLists, ...windowLists]) for (const h of hits) if (!h.shown) unshown.set(h.kind === 'turn' ? turnFactId(h) : h.id, h);
   const ranked = rankFacts(
     {
       turns: lists(turnLists, retrievers, turnCandidate),
@@ -64,7 +67,47 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     sources,
     { namedSpeaker: namedParticipant(body.query, speakers), period },
   );
-  return packFacts(ranked, { topK, minScore: body.minScore ?? 0, maxTokens: body.maxTokens });
+  const limits = { topK, minScore: body.minScore ?? 0, maxTokens: body.maxTokens };
+  if (unshown.size === 0) return packFacts(ranked, limits);
+  return packShown(deps, userId, ranked, unshown, limits);
+}
+
+/**
+ * packFacts over facts some of whose hits were ranked without what they show (search snapshots). What they show is
+ * read for the best `topK` facts, then, only while the answer is not full (the token budget skipped some, or rows were
+ * deleted meanwhile), for twice as many more each time: a search reads back the rows it returns and hardly any others,
+ * in few statements. Packing stops within the facts read, so the answer is packFacts's over all of them (less any row
+ * deleted meanwhile).
+ */
+async function packShown(
+  deps: SearchDeps,
+  userId: string,
+  ranked: readonly RankedFact[],
+  unshown: ReadonlyMap<string, TurnHit | WindowHit>,
+  limits: PackLimits,
+): Promise<FactSearchResult> {
+  const shown: RankedFact[] = [];
+  let result = packFacts([], limits);
+  for (let from = 0, size = Math.max(limits.topK, 1); from < ranked.length; from += size, size *= 2) {
+    const next = ranked.slice(from, from + size);
+    const hits = next.flatMap(({ fact }) => unshown.get(fact.id) ?? []);
+    const read = await deps.search.show(userId, {
+      turns: hits.filter((h): h is TurnHit => h.kind === 'turn'),
+      interactions: hits.filter((h): h is WindowHit => h.kind === 'interaction'),
+    });
+    const facts = new Map<string, FactDraft>([...read.turns.map(turnFact), ...read.interactions.map(windowFact)].map((f) => [f.id, f]));
+    for (const r of next) {
+      if (!unshown.has(r.fact.id)) shown.push(r);
+      else {
+        const fact = facts.get(r.fact.id);
+        if (fact) shown.push({ fact, score: r.score });
+      }
+    }
+    result = packFacts(shown, limits);
+    // Full, or the rest score below minScore (packFacts normalises by the best fact, as here).
+    if (result.facts.length >= limits.topK || next[next.length - 1]!.score / (shown[0]?.score ?? 1) < limits.minScore) break;
+  }
+  return result;
 }
 
 /**
@@ -100,13 +143,16 @@ const artifactFact = (a: MemoryHit): FactDraft => ({
   timestamp: a.createdAt,
 });
 
+const turnFactId = (t: TurnHit) => `turn:${t.sessionId}:${t.seq}`;
+
+/** A hit's fact; before what it shows is read (`shown`), its text is empty and its turn ids unknown. */
 const turnFact = (t: TurnHit): FactDraft => ({
-  id: `turn:${t.sessionId}:${t.seq}`,
+  id: turnFactId(t),
   source: 'turns',
-  text: t.text,
+  text: t.shown?.text ?? '',
   sessionId: t.sessionId,
   ...(t.agentId && { agentId: t.agentId }),
-  turnIds: [t.turnId],
+  turnIds: t.shown ? [t.shown.turnId] : [],
   seqRange: [t.seq, t.seq],
   timestamp: t.timestamp,
 });
@@ -116,10 +162,10 @@ const turnCandidate = (t: TurnHit): TurnCandidate => ({ fact: turnFact(t), sessi
 const windowFact = (w: WindowHit): FactDraft => ({
   id: w.id,
   source: 'interactions',
-  text: w.summary,
+  text: w.shown?.summary ?? '',
   sessionId: w.sessionId,
   ...(w.agentIds.length === 1 && { agentId: w.agentIds[0]! }),
-  turnIds: w.turnIds,
+  turnIds: w.shown?.turnIds ?? [],
   seqRange: w.seqRange,
   timestamp: w.timestamp,
 });

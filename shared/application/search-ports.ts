@@ -34,26 +34,37 @@ export interface SearchQuery {
   filters: SearchFilters;
 }
 
+/**
+ * A ranked turn: what ranking reads, and what its fact shows (`shown`). An index that ranks without reading the rows
+ * (search snapshots) leaves `shown` out; `SearchIndex.show` reads it for the facts returned only.
+ */
 export interface TurnHit {
   kind: 'turn';
   sessionId: string;
   seq: number;
-  turnId: string;
   agentId?: string;
   speaker: string;
-  text: string;
   timestamp: string;
+  shown?: TurnShown;
+}
+export interface TurnShown {
+  turnId: string;
+  text: string;
 }
 
+/** A ranked interaction, as TurnHit: what ranking reads, and what its fact shows (`shown`, read later when left out). */
 export interface WindowHit {
   kind: 'interaction';
   id: string;
   sessionId: string;
   seqRange: [number, number];
-  turnIds: string[];
   agentIds: string[];
-  summary: string;
   timestamp: string;
+  shown?: WindowShown;
+}
+export interface WindowShown {
+  turnIds: string[];
+  summary: string;
 }
 
 /** Ranked candidate lists, best first, one per retriever and granularity; the use case fuses them. */
@@ -63,6 +74,11 @@ export interface SearchIndex {
   speakers(userId: string): Promise<string[]>;
   turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]>;
   interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]>;
+  /**
+   * The hits given with what their facts show (`shown`), in the same order; a hit whose row is gone meanwhile is left
+   * out. One read per table at most, of the hits without `shown` only.
+   */
+  show(userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }>;
 }
 
 /** One insight found by fact search (only `pending` and `processed` insights: superseded and merged ones are skipped). */

@@ -91,12 +91,20 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
   await ensureVectorIndexes(db, embeddingModel, s.EMBEDDING_DIMENSIONS);
   const stores = postgresStores(db);
   // PGlite ranks in process up to SEARCH_SNAPSHOT_ROWS rows (search-snapshot.ts); a PostgreSQL server always in SQL.
-  const snapshots = db.kind === 'pglite' && s.SEARCH_SNAPSHOT_ROWS > 0 ? new SnapshotSearchIndex(db, stores.search, { maxRows: s.SEARCH_SNAPSHOT_ROWS }) : undefined;
+  // A failed background build leaves the searches in SQL (the next search starts another): its class and message.
+  const onError = (error: unknown) => console.warn(`Search snapshot build failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+  const snapshots = db.kind === 'pglite' && s.SEARCH_SNAPSHOT_ROWS > 0 ? new SnapshotSearchIndex(db, stores.search, { maxRows: s.SEARCH_SNAPSHOT_ROWS, onError }) : undefined;
   const search = snapshots ?? stores.search;
+  // Off the request path: the most recently written users' snapshots are built now; searches meanwhile rank in SQL.
+  snapshots?.warmRecent().catch(onError);
   return {
     backend: db.kind,
     changeFeed: stores.events,
     ...stores,
+    close: async () => {
+      await snapshots?.close();
+      await stores.close();
+    },
     search,
     artifacts: new PostgresArtifactStore(db),
     forgets: new PostgresForgetStore(db, snapshots),

@@ -52,7 +52,7 @@ export const Settings = z.object({
    * PGlite: rows (turns and interactions, about 7 kB each with 512-d vectors) of recently searched users kept in memory and ranked there
    * (README, Fact search); a user larger than this is ranked in SQL. 0 = always SQL. Unused with DATABASE_URL.
    */
-  SEARCH_SNAPSHOT_ROWS: int(25_000, 0),
+  SEARCH_SNAPSHOT_ROWS: int(100_000, 0),
   /** Facts a search returns unless the request sets topK. */
   TOP_K_FACTS: int(5, 1, 100),
   /** Turns with more tokens than this are stored as artifacts at append; the event keeps a MemoryRef. */

@@ -74,7 +74,8 @@ const host = await startLocalHost({ port: 0 });
 async function post(path: string, body: unknown, attempt = 1): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(`${host.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // A route without a body (session end) refuses one.
+    res = await fetch(`${host.url}/${path}`, body === undefined ? { method: 'POST' } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   } catch (error) {
     if (attempt >= 3) throw error;
     await sleep(500);
@@ -126,7 +127,7 @@ try {
   // End every session: the final prune chunks the last partial window, then summary and reflection run.
   let ended = 0;
   for (const key of allSessions) {
-    const { operationId } = (await post(`v1/users/${key.userId}/sessions/${key.sessionId}/end`, {})) as { operationId: string };
+    const { operationId } = (await post(`v1/users/${key.userId}/sessions/${key.sessionId}/end`, undefined)) as { operationId: string };
     for (;;) {
       const op = (await (await fetch(`${host.url}/v1/operations/${encodeURIComponent(operationId)}`)).json()) as { status: string; error?: unknown };
       if (op.status === 'completed') break;

@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Node } from 'web-tree-sitter';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { COSMOS_CONTAINERS, containerDefinitions } from '../../shared/adapters/cosmos/containers.js';
@@ -298,4 +299,70 @@ describe('Cosmos DB containers: cosmos.bicep = COSMOS_CONTAINERS / containerDefi
     expect(functionApp.evaluate(propertyPath(functionApp.vars.get('appSettings')!.value!, 'EMBEDDING_DIMENSIONS'), chosen)).toBe('777');
     expect(main.evaluate(main.outputs.get('EMBEDDING_DIMENSIONS')!.value!, chosen)).toBe(777);
   });
+});
+
+describe('Service Bus role: what the queue trigger needs', () => {
+  it('the app identity (and a developer) is Azure Service Bus Data Owner on the namespace, and nothing else there', async () => {
+    const roles = await BicepFile.read(join(infraDir, 'modules', 'roles.bicep'));
+    // Data Owner: the trigger receives, and the scale controller reads the queue's length; the app never sends.
+    expect(roles.evaluate(roles.vars.get('serviceBusRoles')!.value!)).toEqual(['090c5cfd-751d-490a-894a-3ce6f1109419']);
+    const ids = Object.values(roles.evaluate(roles.vars.get('roles')!.value!) as Record<string, string>);
+    expect(ids).not.toContain('69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'); // Data Sender
+    expect(ids).not.toContain('4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'); // Data Receiver, a subset of Owner
+  });
+});
+
+describe('deployment package: staged in .deploy by .ci/stage-package.mjs', () => {
+  interface Stage {
+    LOCAL_ONLY: string[];
+    stagedManifest(manifest: unknown): { dependencies: Record<string, string>; devDependencies?: unknown; scripts?: unknown };
+  }
+  const stage = async () => (await import(fromRoot('.ci', 'stage-package.mjs'))) as Stage;
+  const manifest = readJson(fromRoot('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+
+  it('azd packages the staged folder, which the prepackage and predeploy hooks build', () => {
+    const azure = readFileSync(fromRoot('azure.yaml'), 'utf8');
+    expect(azure).toMatch(/\n {2}api:\n {4}project: \.deploy\n/);
+    expect(azure).toMatch(/\n {2}prepackage:\n {4}shell: sh\n {4}run: node \.ci\/stage-package\.mjs\n/);
+    expect(azure).toMatch(/\n {2}predeploy:\n {4}shell: sh\n {4}run: node \.ci\/stage-package\.mjs\n/);
+    expect(readFileSync(fromRoot('.gitignore'), 'utf8').split('\n')).toContain('.deploy/');
+  });
+
+  it('the staged package.json has the production dependencies only, without what only the local host needs', async () => {
+    const { LOCAL_ONLY, stagedManifest } = await stage();
+    const staged = stagedManifest(manifest);
+    expect(staged.devDependencies).toBeUndefined();
+    expect(staged.scripts).toBeUndefined(); // nothing for azd to build in the staged folder
+    expect(Object.keys(staged.dependencies).sort()).toEqual(Object.keys(manifest.dependencies).filter((d) => !LOCAL_ONLY.includes(d)).sort());
+    expect(LOCAL_ONLY.every((d) => d in manifest.dependencies)).toBe(true);
+  });
+
+  it('importing every function module never loads a local-only package or a devDependency', async () => {
+    const { LOCAL_ONLY } = await stage();
+    const blocked = [...LOCAL_ONLY, ...Object.keys(manifest.devDependencies).filter((d) => d !== 'tsx')];
+    // A resolve hook refuses the blocked packages; the functions are imported from their TypeScript sources via tsx.
+    const hooks = `const blocked = ${JSON.stringify(blocked)};
+      export async function resolve(specifier, context, next) {
+        if (blocked.some((p) => specifier === p || specifier.startsWith(p + '/'))) throw new Error('loaded ' + specifier);
+        return next(specifier, context);
+      }`;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+    const functions = readdirSync(fromRoot('functions')).filter((f) => f.endsWith('.ts'));
+    const script = `for (const f of ${JSON.stringify(functions)}) await import(${JSON.stringify(pathToFileURL(fromRoot('functions')).href)} + '/' + f); console.log('imported ' + ${functions.length});`;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+      // As in Azure: Cosmos DB and Azure OpenAI (settings are read when the functions are defined).
+      env: {
+        ...process.env,
+        STORAGE_BACKEND: 'cosmos',
+        COSMOS__accountEndpoint: 'https://example.documents.azure.com:443/',
+        MODEL_PROVIDER: 'azure-openai',
+        AZURE_OPENAI_ENDPOINT: 'https://example.openai.azure.com/',
+        EMBEDDING_DIMENSIONS: '1536',
+      },
+    });
+    expect(result.stderr).not.toMatch(/loaded /);
+    expect(result.stdout.trim(), result.stderr).toBe(`imported ${functions.length}`);
+  }, 60_000);
 });

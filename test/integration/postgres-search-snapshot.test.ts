@@ -5,6 +5,8 @@ import { PostgresSearchIndex, windowBm25Sql } from '../../shared/adapters/postgr
 import { forEachTerm, SnapshotSearchIndex } from '../../shared/adapters/postgres/search-snapshot.js';
 import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
+import { searchFacts } from '../../shared/application/search-facts.js';
+import { FactSearchBody } from '../../shared/contracts/facts.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import { createRuntime } from '../../shared/platform/composition.js';
 import { loadSettings } from '../../shared/platform/config.js';
@@ -103,10 +105,17 @@ async function ranked(search: SearchIndex, query: SearchQuery, list: (typeof LIS
   return list[0] === 'turns' ? search.turns(query, list[1]) : search.interactions(query, list[1]);
 }
 
+/** A list's hits with what their facts show, as SearchIndex.show reads it (for hits ranked without it). */
+async function shown(search: SearchIndex, userId: string, hits: (TurnHit | WindowHit)[]): Promise<(TurnHit | WindowHit)[]> {
+  const read = await search.show(userId, { turns: hits.filter((h) => h.kind === 'turn'), interactions: hits.filter((h) => h.kind === 'interaction') });
+  return [...read.turns, ...read.interactions];
+}
+
 describe('in-process search snapshots (PGlite)', () => {
   it('rank every list as the SQL does: BM25 over turns and windows, exact cosine, with the filters', async () => {
     const { db, sql, vector } = await corpus();
     const snapshot = snapshots(db, 10_000);
+    expect(await snapshot.warm('u')).toBe(true);
     for (const text of QUERIES) {
       for (const filters of FILTERS) {
         const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters };
@@ -114,13 +123,101 @@ describe('in-process search snapshots (PGlite)', () => {
           const expected = await ranked(sql, query, list);
           const got = await ranked(snapshot, query, list);
           expect(keys(got), `${list.join(' ')} "${text}" ${JSON.stringify(filters)}`).toEqual(keys(expected));
-          expect(got).toEqual(expected);
+          expect(got.every((h) => !h.shown)).toBe(true); // ranked without reading the rows
+          expect(await shown(snapshot, 'u', got)).toEqual(expected);
         }
       }
     }
     // Another model's query vector matches nothing; a user with no rows has nothing.
     expect(await snapshot.turns({ userId: 'u', text: '', vector: { model: 'other-model', values: vector() }, limit: 5, filters: {} }, 'vector')).toEqual([]);
     expect(await snapshot.interactions({ userId: 'nobody', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toEqual([]);
+    await db.close();
+  }, 60_000);
+
+  it('answer a search before the snapshot is built through the SQL path, with the same results, and build it meanwhile', async () => {
+    const { db, sql, vector } = await corpus(['u'], 80);
+    const { db: recorded, log } = recording(db);
+    const snapshot = snapshots(recorded, 10_000);
+    const query: SearchQuery = { userId: 'u', text: 'painting at the lake', vector: { model: MODEL, values: vector() }, limit: 15, filters: {} };
+    const expected = await Promise.all(LISTS.map((list) => ranked(sql, query, list)));
+    // Cold: the five lists of one search (started together, as the use case does) are ranked by the SQL while a build
+    // starts in the background.
+    expect(await Promise.all(LISTS.map((list) => ranked(snapshot, query, list)))).toEqual(expected);
+    expect(log.filter((s) => /memory_nearest/.test(s))).toHaveLength(3);
+    expect(log.filter((s) => /memory_turn_terms/.test(s))).toHaveLength(1);
+    // Built (the background build joined): the same results, now without the SQL rankings.
+    expect(await snapshot.warm('u')).toBe(true);
+    expect(snapshot.held('u')).toBe(80 + 20);
+    const statements = log.length;
+    const got = await Promise.all(LISTS.map((list) => ranked(snapshot, query, list)));
+    const read = log.slice(statements);
+    expect(read.filter((s) => /memory_nearest|memory_turn_terms/.test(s))).toEqual([]);
+    // The vector lists' candidates read their exact distances in one statement per table, and nothing else of the rows.
+    expect(read.filter((s) => /JOIN memory_turns t ON/.test(s))).toHaveLength(1);
+    expect(read.filter((s) => /JOIN interactions i ON/.test(s))).toHaveLength(1);
+    expect(read.filter((s) => /t\.text|i\.doc/.test(s))).toEqual([]);
+    // What the facts show is read afterwards, for the hits asked for only.
+    for (const [i, hits] of got.entries()) expect(await shown(snapshot, 'u', hits)).toEqual(expected[i]);
+    await snapshot.close();
+    await db.close();
+  }, 60_000);
+
+  it('give fact search the answer the SQL gives, reading what the facts show for the facts returned only', async () => {
+    const { db, sql, vector } = await corpus(['u'], 120);
+    const snapshot = snapshots(db, 10_000);
+    expect(await snapshot.warm('u')).toBe(true);
+    const shownPerRead: number[] = [];
+    const counted: SearchIndex = {
+      indexTurns: (turns) => snapshot.indexTurns(turns),
+      speakers: (userId) => snapshot.speakers(userId),
+      turns: (query, retriever) => snapshot.turns(query, retriever),
+      interactions: (query, retriever) => snapshot.interactions(query, retriever),
+      show: (userId, hits) => {
+        shownPerRead.push(hits.turns.length + hits.interactions.length);
+        return snapshot.show(userId, hits);
+      },
+    };
+    const queryVector = vector();
+    const deps = (search: SearchIndex) => ({
+      search,
+      embedder: { model: MODEL, dimensions: DIMS, embed: async (texts: readonly string[]) => texts.map(() => queryVector) },
+      memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 },
+      clock: { now: () => new Date(at(200)) },
+    });
+    const bodies = [
+      ...QUERIES.map((query) => ({ query, topK: 8 })),
+      { query: 'painting at the lake in January 2026', topK: 5 }, // a named period: boosts by each fact's time
+      { query: 'dogs hiking camp', topK: 5, sessionId: 's2' },
+      { query: 'guitar music school teacher career', topK: 10, minScore: 0.6 },
+    ];
+    for (const body of bodies) {
+      shownPerRead.length = 0;
+      const expected = await searchFacts(deps(sql), 'u', FactSearchBody.parse(body));
+      const got = await searchFacts(deps(counted), 'u', FactSearchBody.parse(body));
+      expect(got, body.query).toEqual(expected);
+      // One read of what the facts show, for the topK best at most.
+      if (expected.facts.length > 0) expect(shownPerRead.length, body.query).toBe(1);
+      expect(shownPerRead.every((n) => n <= body.topK)).toBe(true);
+    }
+    // A token budget that skips facts: read again, twice as many each time, until the answer is full.
+    shownPerRead.length = 0;
+    // Here the five best facts hold 122 tokens: four fit in 100, and the fifth to fit is the 13th best.
+    const body = FactSearchBody.parse({ query: 'painting at the lake', topK: 5, maxTokens: 100 });
+    const expected = await searchFacts(deps(sql), 'u', body);
+    expect(await searchFacts(deps(counted), 'u', body)).toEqual(expected);
+    expect(expected.facts).toHaveLength(5);
+    expect(shownPerRead).toEqual([5, 10]);
+    await snapshot.close();
+    await db.close();
+  }, 60_000);
+
+  it('are built at start for the most recently written users, within the row limit', async () => {
+    const { db, write } = await corpus(['old', 'mid'], 40);
+    await write('new', 0, 40);
+    // 40 turns and 10 windows a user, counted as 80 rows before loading: room for two.
+    const snapshot = snapshots(db, 160);
+    expect(await snapshot.warmRecent()).toEqual(['new', 'mid']);
+    expect([snapshot.held('new'), snapshot.held('mid'), snapshot.held('old')]).toEqual([50, 50, 0]);
     await db.close();
   }, 60_000);
 
@@ -161,7 +258,7 @@ describe('in-process search snapshots (PGlite)', () => {
       for (const list of LISTS) expect(keys(await ranked(snapshot, query, list)), `${list.join(' ')} "${text}"`).toEqual(keys(await ranked(sql, query, list)));
     };
     const loads = () => log.filter((s) => /rev > \$2/.test(s)).length;
-    await same('painting lake');
+    await snapshot.warm('u');
     expect(loads()).toBe(2);
     await same('painting lake');
     expect(loads()).toBe(2); // nothing new: one revision check, no load
@@ -170,13 +267,19 @@ describe('in-process search snapshots (PGlite)', () => {
     await same('dogs hiking');
     expect(loads()).toBe(4);
 
-    // A turn indexed again with other words, and a window rewritten: rebuilt.
+    // A turn indexed again with other words, and a window rewritten: answered in SQL while rebuilt in the background.
     await sql.indexTurns([{ userId: 'u', sessionId: 's0', seq: 1, turnId: 't0', speaker: 'user', text: 'user: zebra', matchText: 'zebra zebra', timestamp: at(0), embeddingModel: MODEL, vector: vector() }]);
     await same('zebra');
-    expect((await snapshot.turns({ userId: 'u', text: 'zebra', limit: 5, filters: {} }, 'fulltext')).map((h) => h.turnId)).toEqual(['t0']);
+    await snapshot.warm('u');
+    await same('zebra');
+    const zebra = await snapshot.turns({ userId: 'u', text: 'zebra', limit: 5, filters: {} }, 'fulltext');
+    expect((await snapshot.show('u', { turns: zebra, interactions: [] })).turns.map((h) => h.shown)).toEqual([{ turnId: 't0', text: 'user: zebra' }]);
     await db.query(`UPDATE interactions SET tsv = to_tsvector('english', 'unicorn') WHERE id = 'u-w8'`);
     await same('unicorn');
+    await snapshot.warm('u');
+    await same('unicorn');
     expect((await snapshot.interactions({ userId: 'u', text: 'unicorn', limit: 5, filters: {} }, 'fulltext')).map((h) => h.id)).toEqual(['u-w8']);
+    expect(snapshot.held('u')).toBe(60 + 15);
 
     // Deleted rows are gone from the next search (deleted with their postings and statistics, for the SQL's BM25).
     await db.exec(`
@@ -185,6 +288,9 @@ describe('in-process search snapshots (PGlite)', () => {
       UPDATE memory_turn_stats SET docs = (SELECT count(*) FROM memory_turns WHERE user_id = 'u'), total_len = (SELECT sum(doc_len) FROM memory_turns WHERE user_id = 'u') WHERE user_id = 'u';
       DELETE FROM interactions WHERE user_id = 'u' AND session_id = 's1';
     `);
+    await same('painting lake');
+    await snapshot.warm('u');
+    expect(snapshot.held('u')).toBe(60 - 12 + 15 - 3);
     await same('painting lake');
     const left = await snapshot.turns({ userId: 'u', text: '', vector: { model: MODEL, values: vector() }, limit: 200, filters: {} }, 'vector');
     expect(left.some((h) => h.sessionId === 's1')).toBe(false);
@@ -199,19 +305,25 @@ describe('in-process search snapshots (PGlite)', () => {
     const snapshot = snapshots(recorded, 90);
     const search = (userId: string) => snapshot.turns({ userId, text: 'painting', limit: 5, filters: {} }, 'fulltext');
     const count = (pattern: RegExp) => log.filter((s) => pattern.test(s)).length;
+    expect(await snapshot.warm('a')).toBe(true);
     expect(await search('a')).toHaveLength(5);
     expect(count(/memory_turn_terms/)).toBe(0);
     expect(count(/rev > \$2/)).toBe(2);
-    expect(await search('b')).toHaveLength(5);
+    expect(await snapshot.warm('b')).toBe(true);
     expect(count(/rev > \$2/)).toBe(4);
     await search('b');
     expect(count(/rev > \$2/)).toBe(4);
-    await search('a'); // evicted when b came in (90 rows at most): loaded again
+    expect(snapshot.held('a')).toBe(0); // evicted when b came in (90 rows at most)
+    expect(await search('a')).toHaveLength(5); // in SQL, while a is loaded again
+    expect(count(/memory_turn_terms/)).toBe(1);
+    await snapshot.warm('a');
     expect(count(/rev > \$2/)).toBe(6);
 
     const tooBig = snapshots(recorded, 60);
+    expect(await tooBig.warm('big')).toBe(false);
     expect(await tooBig.turns({ userId: 'big', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toHaveLength(5);
-    expect(count(/memory_turn_terms/)).toBe(1); // the SQL BM25
+    expect(count(/memory_turn_terms/)).toBe(2); // the SQL BM25
+    await tooBig.close();
     expect(count(/rev > \$2/)).toBe(6);
     await db.close();
   }, 60_000);
@@ -224,6 +336,7 @@ describe('in-process search snapshots (PGlite)', () => {
       await db.query(`SELECT user_id, count(*)::int AS docs, sum(tsvector_tokens(tsv))::int AS total_len FROM interactions GROUP BY 1 ORDER BY 1`),
     );
     const snapshot = snapshots(db, 10_000);
+    await snapshot.warm('u');
     for (const text of QUERIES) {
       const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters: {} };
       for (const list of LISTS) expect(keys(await ranked(snapshot, query, list)), `${list.join(' ')} "${text}"`).toEqual(keys(await ranked(sql, query, list)));
@@ -259,7 +372,7 @@ describe('in-process search snapshots (PGlite)', () => {
 
   it('are the search index composition chooses for PGlite, unless SEARCH_SNAPSHOT_ROWS is 0', async () => {
     for (const [rows, index] of [
-      ['25000', SnapshotSearchIndex],
+      ['100000', SnapshotSearchIndex],
       ['0', PostgresSearchIndex],
     ] as const) {
       const runtime = await createRuntime(loadSettings({ MEMORY_DATA_DIR: 'memory://', SEARCH_SNAPSHOT_ROWS: rows }));

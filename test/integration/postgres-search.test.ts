@@ -281,7 +281,7 @@ describe('vector search with HNSW', () => {
       const truth = await exactTop(base, table, column, key, 'large', q, 50);
       expect(new Set(keys).size).toBe(50);
       expect(keys.filter((k) => truth.includes(k)).length / 50, column).toBeGreaterThanOrEqual(0.9);
-      expect(hits.every((h) => ('id' in h ? h.id : h.turnId).startsWith('large/')), column).toBe(true);
+      expect(hits.every((h) => ('id' in h ? h.id : h.shown?.turnId ?? '').startsWith('large/')), column).toBe(true);
     }
 
     // Small users: an exact scan of their own rows.

@@ -279,12 +279,12 @@ const WindowRow = z.object({
 
 export function toTurnHit(row: unknown): TurnHit {
   const r = TurnRow.parse(row);
-  return { kind: 'turn', sessionId: r.sessionId, seq: r.seq, turnId: r.turnId, ...(r.agentId && { agentId: r.agentId }), speaker: r.speaker, text: r.text, timestamp: r.timestamp };
+  return { kind: 'turn', sessionId: r.sessionId, seq: r.seq, ...(r.agentId && { agentId: r.agentId }), speaker: r.speaker, timestamp: r.timestamp, shown: { turnId: r.turnId, text: r.text } };
 }
 
 export function toWindowHit(row: unknown): WindowHit {
   const r = WindowRow.parse(row);
-  return { kind: 'interaction', id: r.id, sessionId: r.sessionId, seqRange: r.seqRange, turnIds: r.turnIds, agentIds: r.agentIds, summary: r.summary, timestamp: r.startedAt };
+  return { kind: 'interaction', id: r.id, sessionId: r.sessionId, seqRange: r.seqRange, agentIds: r.agentIds, timestamp: r.startedAt, shown: { turnIds: r.turnIds, summary: r.summary } };
 }
 
 /** Runs `fn` over `items` with at most `concurrency` calls in flight; the first failure rejects. */
@@ -321,6 +321,11 @@ export class CosmosSearchIndex implements SearchIndex {
         ? buildFullTextQuery(query, 'interaction')
         : buildVectorQuery(query, 'interaction', retriever === 'vector' ? 'contentVector' : 'summaryVector');
     return spec ? (await this.run(query.userId, spec)).map(toWindowHit) : [];
+  }
+
+  /** The hits are read whole (each query selects what a fact shows), so there is nothing more to read. */
+  async show(_userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }> {
+    return { turns: hits.turns.filter((h) => h.shown), interactions: hits.interactions.filter((h) => h.shown) };
   }
 
   private async run(userId: string, spec: SqlQuerySpec): Promise<unknown[]> {

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
 export interface Queryable {
@@ -19,6 +18,8 @@ export interface Db extends Queryable {
 /** PGlite with pgvector; data persists under `dataDir` (memory-only when it is undefined or `memory://`). */
 export async function openPglite(dataDir: string | undefined): Promise<Db> {
   if (dataDir && !dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  // Loaded only when used: the Azure deployment package leaves PGlite out (see .ci/stage-package.mjs).
+  const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   const db = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector } });
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params)).rows,

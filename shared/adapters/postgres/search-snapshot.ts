@@ -2,45 +2,59 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchFilters, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import type { Db } from './db.js';
 import { BM25 } from '../../domain/ranking.js';
-import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
+import { Int8Matrix, rerankPool } from './compact-vectors.js';
 
 /**
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
  * five ranked lists of a fact search are five statements in a row (about 90 ms for a user with 10k turns and 10k
- * interactions). A snapshot holds a user's searchable rows (hits, vectors, term frequencies) in memory and ranks them
- * in JavaScript: exact cosine and the same BM25 as the SQL (bm25Sql, windowBm25Sql), under 10 ms a list at 10k.
+ * interactions). A snapshot holds what ranking reads of a user's searchable rows, compactly: their vectors as int8
+ * codes (compact-vectors.ts), their BM25 postings packed in 32-bit integers, and per row the few fields the filters
+ * and fusion read (a turn's speaker, an interaction's seq range). It ranks in JavaScript: the same BM25 as the SQL
+ * (bm25Sql, windowBm25Sql), and cosine over the codes. A vector list's candidates, the codes' best, are re-ranked by
+ * their exact cosine distance to the query over the full-precision vectors (pgvector's `<=>`, as the SQL ranking), which
+ * the vector lists of a search read together, one statement per table and nothing else of the rows; so a vector list is
+ * the exact one whenever its rows are among the candidates. Hits leave out what their facts show (text, turn ids,
+ * summary): reading it for every row of every list cost more than the ranking, so the use case reads it (`show`) for
+ * the facts it returns only. A row costs about 1.4 kB (see README).
  *
  * PostgreSQL stays the source of truth. Every write to memory_turns and interactions takes the next `search_rev`, and
  * deletions record one in `search_purges` (migration 11). Before a search one statement reads the user's newest
- * revisions; the snapshot then loads the rows past the ones it holds, and is rebuilt when a row it holds was
- * rewritten or the user had rows deleted. Revisions are in commit order only when one connection writes, as with
- * PGlite, so snapshots are for PGlite alone (a PostgreSQL server ranks in SQL). Snapshots are kept for the most
- * recently searched users up to a total of `maxRows` rows; a user larger than that is ranked in SQL.
+ * revisions; a held snapshot then loads the rows past the ones it holds. Revisions are in commit order only when one
+ * connection writes, as with PGlite, so snapshots are for PGlite alone (a PostgreSQL server ranks in SQL).
+ *
+ * A snapshot is never built on the request path: a search for a user without one (after a start, a rewritten row, a
+ * deletion, or an eviction) is ranked in SQL while the snapshot is built in the background, in chunks of rows, so the
+ * statements of searches run between them (before each chunk, a build waits for the lists in flight). At start, the
+ * most recently written users are built (warmRecent). Snapshots are kept for the most recently searched users up to a
+ * total of `maxRows` rows; a user larger than that is ranked in SQL.
  *
  * SnapshotSearchIndex is the SearchIndex that composition chooses for PGlite when SEARCH_SNAPSHOT_ROWS > 0; it ranks
- * from SearchSnapshots and leaves writes, and users too large to hold, to the SQL index it is given.
+ * from SearchSnapshots and leaves writes, and users it does not hold, to the SQL index it is given.
  */
 export class SnapshotSearchIndex implements SearchIndex {
   private readonly snapshots: SearchSnapshots;
+  /** The reads of each search's lists, gathered until the next turn of the event loop. */
+  private readonly batches = new WeakMap<SearchQuery, ReadBatch>();
 
   /**
    * `sql`: the SQL index over the same database (PostgresSearchIndex), which writes the rows the snapshots load and
    * ranks the users they do not hold. `maxRows`: the rows held in all, over the most recently searched users.
+   * `onError`: told when a background build fails (searches go on in SQL, and the next one starts another build).
    */
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly sql: SearchIndex,
-    { maxRows }: { maxRows: number },
+    { maxRows, onError }: { maxRows: number; onError?: (error: unknown) => void },
   ) {
     if (db.kind !== 'pglite') throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
-    this.snapshots = new SearchSnapshots(db, maxRows);
+    this.snapshots = new SearchSnapshots(db, maxRows, onError ?? (() => undefined));
   }
 
   indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     return this.sql.indexTurns(turns);
   }
 
-  /** Forget: drops the user's snapshot (the rows it held). */
+  /** Forget: drops the user's snapshot (the rows it held), and any build of it under way. */
   evict(userId: string): number {
     return this.snapshots.evict(userId);
   }
@@ -50,58 +64,272 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.snapshots.held(userId);
   }
 
+  /** The bytes of the typed arrays held for the user (vectors' codes, postings): what a heap count leaves out. */
+  arrayBytes(userId: string): number {
+    return this.snapshots.arrayBytes(userId);
+  }
+
+  /** Builds the user's snapshot now (or waits for the build under way); false when the user is too large to hold. */
+  async warm(userId: string): Promise<boolean> {
+    return (await this.snapshots.build(userId)) !== null;
+  }
+
+  /** At start: builds the snapshots of the most recently written users, up to `users` of them and the row limit. */
+  warmRecent(users = WARM_USERS): Promise<string[]> {
+    return this.snapshots.warmRecent(users);
+  }
+
+  /** Stops the builds under way (at the next chunk) and waits for them; later searches rank in SQL. */
+  close(): Promise<void> {
+    return this.snapshots.close();
+  }
+
   speakers(userId: string): Promise<string[]> {
     return this.sql.speakers(userId);
   }
 
-  async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
-    const snapshot = await this.snapshots.of(query.userId);
-    return snapshot ? snapshot.searchTurns(query, retriever, await this.lexemes(query, retriever)) : this.sql.turns(query, retriever);
+  turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
+    return this.snapshots.searching(() => this.rankTurns(query, retriever));
   }
 
-  async interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
-    const snapshot = await this.snapshots.of(query.userId);
-    return snapshot ? snapshot.searchWindows(query, retriever, await this.lexemes(query, retriever)) : this.sql.interactions(query, retriever);
+  interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
+    return this.snapshots.searching(() => this.rankWindows(query, retriever));
   }
 
-  /** Only full text needs the query's lexemes; the vector rankings do not wait for them. */
-  private lexemes(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<string[]> {
-    return retriever === 'fulltext' ? this.snapshots.lexemes(query) : Promise.resolve([]);
+  /** Hits are ranked without what their facts show; this reads it, for the facts returned only (see search-hits.ts). */
+  show(userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }> {
+    return this.sql.show(userId, hits);
+  }
+
+  private async rankTurns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
+    if (retriever === 'vector') {
+      const snapshot = await this.snapshots.ready(query.userId);
+      if (!snapshot) return this.sql.turns(query, retriever);
+      const turns = snapshot.turns;
+      return (await this.rerank(query, 'turns', turns, turns.candidates(query, 0, rerankPool(query.limit)), 0)).map((row) => turns.turnHit(row));
+    }
+    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
+    if (!snapshot) return this.sql.turns(query, retriever);
+    const turns = snapshot.turns;
+    return turns.bm25(query, lexemes).map((row) => turns.turnHit(row));
+  }
+
+  private async rankWindows(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
+    if (retriever !== 'fulltext') {
+      const snapshot = await this.snapshots.ready(query.userId);
+      if (!snapshot) return this.sql.interactions(query, retriever);
+      const column = retriever === 'vector' ? 0 : 1;
+      const windows = snapshot.windows;
+      return (await this.rerank(query, 'windows', windows, windows.candidates(query, column, rerankPool(query.limit)), column)).map((row) => windows.windowHit(row));
+    }
+    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
+    if (!snapshot) return this.sql.interactions(query, retriever);
+    const windows = snapshot.windows;
+    return windows.bm25(query, lexemes).map((row) => windows.windowHit(row));
+  }
+
+  /**
+   * The `limit` rows of `rows` (a vector list's candidates) nearest the query by exact cosine over their full-precision
+   * vectors in `column` (0: the turn's or the content's, 1: the summary's; pgvector's `<=>`): the re-rank. Ties keep the
+   * candidates' order; a row deleted meanwhile is left out. The vector lists of one search ranked by then read their
+   * distances together, one statement per table, and nothing else of the rows.
+   */
+  private rerank(query: SearchQuery, table: 'turns' | 'windows', collection: Collection, rows: readonly number[], column: number): Promise<number[]> {
+    if (rows.length === 0 || !query.vector) return Promise.resolve([]);
+    let batch = this.batches.get(query);
+    if (!batch) {
+      const created: ReadBatch = { turns: [], windows: [] };
+      batch = created;
+      this.batches.set(query, created);
+      setImmediate(() => {
+        if (this.batches.get(query) === created) this.batches.delete(query);
+        void this.flush(query, created);
+      });
+    }
+    const reads = batch[table];
+    return new Promise<number[]>((done, fail) => reads.push({ collection, rows, column, limit: query.limit, done, fail }));
+  }
+
+  private async flush(query: SearchQuery, batch: ReadBatch): Promise<void> {
+    const vector = JSON.stringify(query.vector!.values);
+    await Promise.all([
+      this.flushTable(batch.turns, (keys) =>
+        this.db.query<{ key: string; d0: number | null }>(
+          `SELECT k.session_id || '#' || k.seq AS key, t.vector <=> $4::vector AS d0 FROM unnest($2::text[], $3::int[]) AS k(session_id, seq)
+           JOIN memory_turns t ON t.user_id = $1 AND t.session_id = k.session_id AND t.seq = k.seq`,
+          [query.userId, keys.map((k) => k.sessionId), keys.map((k) => k.ref), vector],
+        ),
+      ),
+      // Each interaction's distance only for the vectors whose lists it is a candidate of (`columns`: bit 0 the
+      // content's, bit 1 the summary's), so the other vector is not read.
+      this.flushTable(batch.windows, (keys, columns) =>
+        this.db.query<{ key: string; d0: number | null; d1: number | null }>(
+          `SELECT i.id AS key, CASE WHEN k.columns & 1 <> 0 THEN i.content_vector <=> $4::vector END AS d0, CASE WHEN k.columns & 2 <> 0 THEN i.summary_vector <=> $4::vector END AS d1
+           FROM unnest($2::text[], $3::int[]) AS k(id, columns) JOIN interactions i ON i.user_id = $1 AND i.id = k.id`,
+          [query.userId, keys.map((k) => String(k.ref)), columns, vector],
+        ),
+      ),
+    ]);
+  }
+
+  /** One statement for the re-ranks of one table (`select`: the rows' keys and, per row, its columns' bits), then each one's rows. */
+  private async flushTable(reads: Rerank[], select: (keys: RowKey[], columns: number[]) => Promise<({ key: string } & Distances)[]>): Promise<void> {
+    if (reads.length === 0) return;
+    // A turn's key is its session and seq, an interaction's its id (as the statements return them).
+    const keyOf = (k: RowKey) => (typeof k.ref === 'number' ? `${k.sessionId}#${k.ref}` : k.ref);
+    try {
+      // Per row, its key and the vector columns it is a candidate for (a bit each).
+      const keys = new Map<string, { key: RowKey; columns: number }>();
+      for (const read of reads) {
+        for (const row of read.rows) {
+          const key = read.collection.key(row);
+          const held = keys.get(keyOf(key));
+          if (held) held.columns |= 1 << read.column;
+          else keys.set(keyOf(key), { key, columns: 1 << read.column });
+        }
+      }
+      const wanted = [...keys.values()];
+      const found = new Map((await select(wanted.map((k) => k.key), wanted.map((k) => k.columns))).map((r) => [r.key, r]));
+      for (const read of reads) {
+        const distance = new Map<number, number>();
+        for (const row of read.rows) {
+          const r = found.get(keyOf(read.collection.key(row)));
+          if (!r) continue;
+          const d = read.column === 0 ? r.d0 : r.d1;
+          distance.set(row, d == null || Number.isNaN(d) ? Infinity : d);
+        }
+        // Stable: ties keep the candidates' order.
+        read.done(read.rows.filter((row) => distance.has(row)).sort((a, b) => distance.get(a)! - distance.get(b)!).slice(0, read.limit));
+      }
+    } catch (error) {
+      for (const read of reads) read.fail(error);
+    }
   }
 }
 
-/** Users' snapshots, brought up to date before each search; see SnapshotSearchIndex. */
+/** A vector list's re-rank, waiting for its batch: its candidates (rows of `collection`) and their vector column. */
+interface Rerank {
+  collection: Collection;
+  rows: readonly number[];
+  column: number;
+  limit: number;
+  done: (rows: number[]) => void;
+  fail: (error: unknown) => void;
+}
+interface ReadBatch {
+  turns: Rerank[];
+  windows: Rerank[];
+}
+/** The distances to the query a batch reads: `d0` the turn's or the content's vector, `d1` the summary's. */
+type Distances = { d0?: number | null; d1?: number | null };
+
+/** Users warmed at start, at most. */
+const WARM_USERS = 16;
+/** Rows loaded per statement while building or bringing a snapshot up to date. */
+const CHUNK = 1_000;
+/** How long a build waits for the searches in flight to finish before its next chunk, at most (so it never starves). */
+const YIELD_MS = 100;
+
+/** A held snapshot, and a build under way (cancelled by an eviction: it then installs nothing). */
+interface Build {
+  cancelled: boolean;
+  done: Promise<UserSnapshot | null>;
+}
+
+/** Users' snapshots: built in the background, brought up to date before each search; see SnapshotSearchIndex. */
 export class SearchSnapshots {
   private readonly snapshots = new Map<string, UserSnapshot>();
   private readonly refreshing = new Map<string, Promise<UserSnapshot | null>>();
+  private readonly builds = new Map<string, Build>();
+  private readonly warming = new Set<Promise<string[]>>();
+  /** Lists of searches in flight, and builds waiting for them to finish. */
+  private lists = 0;
+  private readonly idle: (() => void)[] = [];
   private readonly queryLexemes = new WeakMap<SearchQuery, Promise<string[]>>();
+  private closed = false;
 
   constructor(
     private readonly db: Db,
     private readonly maxRows: number,
+    private readonly onError: (error: unknown) => void,
   ) {}
 
   /**
-   * The user's snapshot, brought up to date; null when the user is too large to hold. The lists of one search start
-   * together and share one refresh.
+   * The user's snapshot, brought up to date (the lists of one search share one refresh); null when it is not held: a
+   * build then starts in the background, and the caller ranks in SQL.
    */
-  of(userId: string): Promise<UserSnapshot | null> {
+  ready(userId: string): Promise<UserSnapshot | null> {
+    const snapshot = this.snapshots.get(userId);
+    if (!snapshot) {
+      this.startBuild(userId);
+      return Promise.resolve(null);
+    }
     let pending = this.refreshing.get(userId);
     if (!pending) {
-      pending = this.refresh(userId).finally(() => this.refreshing.delete(userId));
+      pending = this.refresh(userId, snapshot).finally(() => this.refreshing.delete(userId));
       this.refreshing.set(userId, pending);
     }
     return pending;
   }
 
+  /** Builds the user's snapshot (or joins the build under way); null when too large to hold, or cancelled. */
+  build(userId: string): Promise<UserSnapshot | null> {
+    const held = this.snapshots.get(userId);
+    if (held) return Promise.resolve(held);
+    const under = this.builds.get(userId);
+    if (under) return under.done;
+    const build: Build = { cancelled: false, done: Promise.resolve(null) };
+    build.done = this.load(userId, build).finally(() => {
+      if (this.builds.get(userId) === build) this.builds.delete(userId);
+    });
+    this.builds.set(userId, build);
+    return build.done;
+  }
+
+  warmRecent(users: number): Promise<string[]> {
+    const warming = this.warmUsers(users);
+    this.warming.add(warming);
+    return warming.finally(() => this.warming.delete(warming));
+  }
+
+  private async warmUsers(users: number): Promise<string[]> {
+    // Users by their newest turn's revision (memory_turns_by_rev), most recent first.
+    const recent = await this.db.query<{ user_id: string; docs: number }>(
+      `SELECT s.user_id, s.docs FROM memory_turn_stats s ORDER BY (SELECT max(t.rev) FROM memory_turns t WHERE t.user_id = s.user_id) DESC NULLS LAST LIMIT $1`,
+      [users],
+    );
+    const warmed: string[] = [];
+    let rows = 0;
+    for (const { user_id: userId, docs } of recent) {
+      if (this.closed) break;
+      // Interactions are windows of turns, so a user holds at most twice their turns in rows.
+      if (rows + 2 * docs > this.maxRows) continue;
+      rows += 2 * docs;
+      if (await this.build(userId)) warmed.push(userId);
+    }
+    return warmed;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.warming, ...[...this.builds.values()].map((b) => b.done)]);
+  }
+
   evict(userId: string): number {
     const rows = this.held(userId);
     this.snapshots.delete(userId);
+    const build = this.builds.get(userId);
+    if (build) build.cancelled = true;
+    this.builds.delete(userId);
     return rows;
   }
 
   held(userId: string): number {
     return this.snapshots.get(userId)?.rows ?? 0;
+  }
+
+  arrayBytes(userId: string): number {
+    return this.snapshots.get(userId)?.arrayBytes ?? 0;
   }
 
   /** The query's lexemes, by PostgreSQL's english configuration as the stored tsvectors; once per query. */
@@ -116,25 +344,88 @@ export class SearchSnapshots {
     return lexemes;
   }
 
-  private async refresh(userId: string): Promise<UserSnapshot | null> {
+  /** Runs one list of a search; a build in the background lets the lists in flight go first (yieldToSearches). */
+  async searching<T>(list: () => Promise<T>): Promise<T> {
+    this.lists++;
+    try {
+      return await list();
+    } finally {
+      if (--this.lists === 0) for (const resume of this.idle.splice(0)) resume();
+    }
+  }
+
+  /**
+   * Before each chunk of a build: waits until no list of a search is in flight (at most YIELD_MS), so that a search
+   * answered in SQL meanwhile waits behind one chunk at most, not behind the whole build.
+   */
+  private async yieldToSearches(): Promise<void> {
+    if (this.lists === 0) return;
+    await new Promise<void>((resume) => {
+      const done = () => {
+        clearTimeout(timer);
+        const at = this.idle.indexOf(done);
+        if (at >= 0) this.idle.splice(at, 1);
+        resume();
+      };
+      const timer = setTimeout(done, YIELD_MS);
+      this.idle.push(done);
+    });
+  }
+
+  private startBuild(userId: string): void {
+    if (this.closed || this.builds.has(userId)) return;
+    // In the background: the search that asked goes on in SQL, and so do the next ones until this one is held.
+    this.build(userId).catch(this.onError);
+  }
+
+  private async head(userId: string): Promise<{ turnsRev: number; windowsRev: number; purgedRev: number; turns: number }> {
     const [head] = await this.db.query<{ turns_rev: number | null; windows_rev: number | null; purged_rev: number | null; turns: number | null }>(
       `SELECT (SELECT max(rev) FROM memory_turns WHERE user_id = $1)::float8 AS turns_rev, (SELECT max(rev) FROM interactions WHERE user_id = $1)::float8 AS windows_rev,
               (SELECT rev FROM search_purges WHERE user_id = $1)::float8 AS purged_rev, (SELECT docs FROM memory_turn_stats WHERE user_id = $1) AS turns`,
       [userId],
     );
-    const turnsRev = head?.turns_rev ?? 0;
-    const windowsRev = head?.windows_rev ?? 0;
-    const purgedRev = head?.purged_rev ?? 0;
-    let snapshot = this.snapshots.get(userId);
+    return { turnsRev: head?.turns_rev ?? 0, windowsRev: head?.windows_rev ?? 0, purgedRev: head?.purged_rev ?? 0, turns: head?.turns ?? 0 };
+  }
+
+  /** A new snapshot of the user, loaded chunk by chunk; held unless cancelled, closed, or too large. */
+  private async load(userId: string, build: Build): Promise<UserSnapshot | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const head = await this.head(userId);
+      // Interactions are windows of turns, so a user holds at most twice their turns in rows.
+      if (2 * head.turns > this.maxRows) return null;
+      const snapshot = new UserSnapshot(head.purgedRev);
+      const stop = () => build.cancelled || this.closed || snapshot.rows > this.maxRows;
+      // False: a row was rewritten while loading; start over.
+      if (!(await this.catchUp(userId, snapshot, stop, true))) continue;
+      if (stop()) return null;
+      snapshot.trim();
+      this.install(userId, snapshot);
+      return snapshot;
+    }
+    return null;
+  }
+
+  /** A held snapshot brought up to date; null (and a build in the background) when it can no longer be. */
+  private async refresh(userId: string, snapshot: UserSnapshot): Promise<UserSnapshot | null> {
+    const head = await this.head(userId);
+    if (this.snapshots.get(userId) !== snapshot) return null; // evicted meanwhile
+    const stale = () => this.snapshots.get(userId) !== snapshot;
+    let current = head.purgedRev === snapshot.purgedRev;
+    if (current && (head.turnsRev > snapshot.turnsRev || head.windowsRev > snapshot.windowsRev)) current = await this.catchUp(userId, snapshot, stale);
+    if (stale()) return null;
+    if (!current || snapshot.rows > this.maxRows) {
+      // Rows were deleted or rewritten (or the user outgrew the limit): rebuilt off the request path.
+      this.snapshots.delete(userId);
+      if (snapshot.rows <= this.maxRows) this.startBuild(userId);
+      return null;
+    }
+    this.install(userId, snapshot);
+    return snapshot;
+  }
+
+  /** Most recently used last; the least recently used go first when the rows pass the limit. */
+  private install(userId: string, snapshot: UserSnapshot): void {
     this.snapshots.delete(userId);
-    if (snapshot?.purgedRev !== purgedRev) snapshot = undefined;
-    // Interactions are windows of turns, so a user holds at most twice their turns in rows.
-    if (!snapshot && 2 * (head?.turns ?? 0) > this.maxRows) return null;
-    snapshot ??= new UserSnapshot(purgedRev);
-    if (turnsRev > snapshot.turnsRev && !(await this.loadTurns(userId, snapshot))) return this.refresh(userId);
-    if (windowsRev > snapshot.windowsRev && !(await this.loadWindows(userId, snapshot))) return this.refresh(userId);
-    if (snapshot.rows > this.maxRows) return null;
-    // Most recently used last; the least recently used go first when the rows pass the limit.
     this.snapshots.set(userId, snapshot);
     let rows = 0;
     for (const s of this.snapshots.values()) rows += s.rows;
@@ -143,86 +434,98 @@ export class SearchSnapshots {
       this.snapshots.delete(id);
       rows -= s.rows;
     }
-    return snapshot;
   }
 
-  /** Adds the user's turns written since the snapshot's; false when one of them rewrote a turn it holds. */
-  private async loadTurns(userId: string, snapshot: UserSnapshot): Promise<boolean> {
-    const rows = await this.db.query<TurnRow & Loaded>(
-      `SELECT ${TURN_COLUMNS}, t.embedding_model, encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
-       FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev`,
-      [userId, snapshot.turnsRev],
-    );
-    return snapshot.addTurns(rows);
-  }
-
-  /** Adds the user's interactions written since the snapshot's; false when one of them rewrote one it holds. */
-  private async loadWindows(userId: string, snapshot: UserSnapshot): Promise<boolean> {
-    const rows = await this.db.query<WindowRow & Loaded & { summary_vector: string }>(
-      `SELECT ${WINDOW_COLUMNS}, i.embedding_model, encode(vector_send(i.content_vector), 'base64') AS vector, encode(vector_send(i.summary_vector), 'base64') AS summary_vector,
-              i.doc_len, i.rev::float8 AS rev, i.tsv::text AS tsv
-       FROM interactions i WHERE i.user_id = $1 AND i.rev > $2 ORDER BY i.rev`,
-      [userId, snapshot.windowsRev],
-    );
-    return snapshot.addWindows(rows);
+  /**
+   * Loads the user's rows written since the snapshot's, a chunk at a time until `stop` says so; false when one of them
+   * rewrote a row it holds.
+   */
+  private async catchUp(userId: string, snapshot: UserSnapshot, stop: () => boolean, background = false): Promise<boolean> {
+    for (;;) {
+      if (background) await this.yieldToSearches();
+      if (stop()) return true;
+      const rows = await this.db.query<TurnLoaded>(
+        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.embedding_model, encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
+         FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev LIMIT ${CHUNK}`,
+        [userId, snapshot.turnsRev],
+      );
+      if (!snapshot.addTurns(rows)) return false;
+      if (rows.length < CHUNK) break;
+    }
+    for (;;) {
+      if (background) await this.yieldToSearches();
+      if (stop()) return true;
+      const rows = await this.db.query<WindowLoaded>(
+        `SELECT i.id, i.session_id, i.doc->'agentIds' AS agent_ids, i.doc->'seqRange' AS seq_range, i.doc->>'startedAt' AS started_at, i.embedding_model,
+                encode(vector_send(i.content_vector), 'base64') AS vector, encode(vector_send(i.summary_vector), 'base64') AS summary_vector,
+                i.doc_len, i.rev::float8 AS rev, i.tsv::text AS tsv
+         FROM interactions i WHERE i.user_id = $1 AND i.rev > $2 ORDER BY i.rev LIMIT ${CHUNK}`,
+        [userId, snapshot.windowsRev],
+      );
+      if (!snapshot.addWindows(rows)) return false;
+      if (rows.length < CHUNK) break;
+    }
+    return true;
   }
 }
 
-/** What a snapshot loads with each row's hit: its (first) vector, its BM25 length and terms, and its revision. */
-type Loaded = { embedding_model: string; vector: string; doc_len: number | null; rev: number; tsv: string | null };
+/** What a snapshot loads of each row: what filters and rankings read, and its revision (never the text). */
+type Loaded = { session_id: string; embedding_model: string; vector: string; doc_len: number | null; rev: number; tsv: string | null };
+type TurnLoaded = Loaded & { seq: number; agent_id: string | null; speaker: string; occurred_at: Date | string };
+type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; seq_range: [number, number]; started_at: string; summary_vector: string };
 
-/** One searchable row: what a hit shows, and what filters and rankings read. */
-interface Entry<H> {
-  hit: H;
+/** How a ranked row is read back: its session, and its seq (a turn) or id (an interaction). */
+export interface RowKey {
   sessionId: string;
-  agentIds: readonly string[];
-  /** Epoch milliseconds of the turn, or of the window's first turn. */
-  time: number;
-  model: string;
+  ref: number | string;
 }
 
 /** A user's turns and interactions, each with a BM25 term index; rows are only added (a rewrite rebuilds). */
 export class UserSnapshot {
   turnsRev = 0;
   windowsRev = 0;
-  private readonly turns = new Collection<TurnHit>(1);
-  private readonly windows = new Collection<WindowHit>(2);
+  readonly turns = new Collection(1);
+  readonly windows = new Collection(2);
 
   constructor(readonly purgedRev: number) {}
 
   get rows(): number {
-    return this.turns.entries.length + this.windows.entries.length;
+    return this.turns.rows + this.windows.rows;
   }
 
-  addTurns(rows: readonly (TurnRow & Loaded)[]): boolean {
+  /** Bytes held in typed arrays (vectors' codes and norms, packed postings); the rest is in the JavaScript heap. */
+  get arrayBytes(): number {
+    return this.turns.arrayBytes + this.windows.arrayBytes;
+  }
+
+  /** After a build: the postings give back their spare room. */
+  trim(): void {
+    this.turns.trim();
+    this.windows.trim();
+  }
+
+  addTurns(rows: readonly TurnLoaded[]): boolean {
     this.turns.reserve(rows.length);
     for (const r of rows) {
-      const hit = turnHit(r);
-      const entry = { hit, sessionId: r.session_id, agentIds: r.agent_id ? [r.agent_id] : [], time: Date.parse(hit.timestamp), model: r.embedding_model };
-      if (!this.turns.add(`${r.session_id}#${r.seq}`, entry, [r.vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
+      const added = this.turns.add(r.session_id, r.seq, r.agent_id ? [r.agent_id] : [], new Date(r.occurred_at).getTime(), r.embedding_model, [r.vector], r.tsv ?? '', r.doc_len ?? 0, {
+        speaker: r.speaker,
+      });
+      if (!added) return false;
       this.turnsRev = r.rev;
     }
     return true;
   }
 
-  addWindows(rows: readonly (WindowRow & Loaded & { summary_vector: string })[]): boolean {
+  addWindows(rows: readonly WindowLoaded[]): boolean {
     this.windows.reserve(rows.length);
     for (const r of rows) {
-      const hit = windowHit(r);
-      const entry = { hit, sessionId: r.session_id, agentIds: hit.agentIds, time: Date.parse(hit.timestamp), model: r.embedding_model };
-      if (!this.windows.add(r.id, entry, [r.vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0)) return false;
+      const added = this.windows.add(r.session_id, r.id, r.agent_ids ?? [], Date.parse(r.started_at), r.embedding_model, [r.vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0, {
+        seqRange: r.seq_range,
+      });
+      if (!added) return false;
       this.windowsRev = r.rev;
     }
     return true;
-  }
-
-  searchTurns(query: SearchQuery, retriever: Retriever, lexemes: readonly string[]): TurnHit[] {
-    return retriever === 'vector' ? this.turns.nearest(query, 0) : this.turns.bm25(query, lexemes);
-  }
-
-  searchWindows(query: SearchQuery, retriever: Retriever | 'summaryVector', lexemes: readonly string[]): WindowHit[] {
-    if (retriever === 'fulltext') return this.windows.bm25(query, lexemes);
-    return this.windows.nearest(query, retriever === 'vector' ? 0 : 1);
   }
 }
 
@@ -264,207 +567,358 @@ export function forEachTerm(tsv: string, term: (lexeme: string, tf: number) => v
 
 /**
  * pgvector's binary form (`vector_send`: dimensions and a reserved word as 16-bit integers, then big-endian float4s)
- * into `matrix` at `offset`; returns the vector's norm, 0 when it is not `dims` long (another model's: never ranked).
+ * into `out`; false when it is not `out.length` long (another model's: never ranked).
  */
-function readVector(binary: Buffer, dims: number, matrix: Float32Array, offset: number): number {
-  if (binary.readUInt16BE(0) !== dims) return 0;
-  let norm = 0;
-  for (let i = 0; i < dims; i++) {
-    const x = binary.readFloatBE(4 + 4 * i);
-    matrix[offset + i] = x;
-    norm += x * x;
-  }
-  return Math.sqrt(norm);
+function readVector(binary: Buffer, out: Float32Array): boolean {
+  if (binary.length < 4 || binary.readUInt16BE(0) !== out.length) return false;
+  for (let i = 0; i < out.length; i++) out[i] = binary.readFloatBE(4 + 4 * i);
+  return true;
 }
 
-/** Row `row` of a row-major matrix of `dims` columns, times `q`; four sums, which the JIT runs side by side. */
-function dotRow(matrix: Float32Array, row: number, q: Float32Array, dims: number): number {
-  const offset = row * dims;
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let i = 0;
-  for (; i + 3 < dims; i += 4) {
-    s0 += matrix[offset + i]! * q[i]!;
-    s1 += matrix[offset + i + 1]! * q[i + 1]!;
-    s2 += matrix[offset + i + 2]! * q[i + 2]!;
-    s3 += matrix[offset + i + 3]! * q[i + 3]!;
+/** Postings pack a row and a term frequency into one 32-bit integer: a row below 2^20, a frequency below 2^12. */
+const TF_BITS = 12;
+const TF_CAP = 2 ** TF_BITS - 1;
+/** Rows one collection can hold. */
+export const MAX_COLLECTION_ROWS = 2 ** (32 - TF_BITS);
+/** A growing typed array of 32-bit integers or of doubles: 4 or 8 bytes a number, where a JavaScript array takes 8. */
+class Numbers {
+  values: Int32Array | Float64Array;
+  length = 0;
+
+  constructor(private readonly kind: 'int' | 'float') {
+    this.values = this.make(64);
   }
-  for (; i < dims; i++) s0 += matrix[offset + i]! * q[i]!;
-  return s0 + s1 + s2 + s3;
+
+  get byteLength(): number {
+    return this.values.byteLength;
+  }
+
+  push(x: number): void {
+    if (this.length === this.values.length) this.resize(Math.max(16, Math.ceil(this.length * 1.5)));
+    this.values[this.length++] = x;
+  }
+
+  /** Gives back the room not used. */
+  trim(): void {
+    if (this.values.length > this.length) this.resize(this.length);
+  }
+
+  private resize(size: number): void {
+    const values = this.make(size);
+    values.set(this.values.subarray(0, Math.min(size, this.length)));
+    this.values = values;
+  }
+
+  private make(size: number): Int32Array | Float64Array {
+    return this.kind === 'int' ? new Int32Array(size) : new Float64Array(size);
+  }
+}
+
+/** The largest block of a posting list: a list wastes less than this many slots. */
+const MAX_BLOCK = 256;
+
+/**
+ * Every posting list of a collection in one growing Uint32Array, as chains of blocks (1, 2, 4, … MAX_BLOCK slots, each
+ * after a header of its next block and its size): a lexeme costs a few numbers rather than an array of its own, which
+ * matters because most lexemes are in one or two rows.
+ */
+class PostingArena {
+  private data = new Uint32Array(1024);
+  private used = 0;
+  /** Per list: its first block, its last block, and its postings. */
+  private readonly heads = new Numbers('int');
+  private readonly tails = new Numbers('int');
+  private readonly counts = new Numbers('int');
+  /** Postings in each list's last block. */
+  private readonly filled = new Numbers('int');
+
+  get byteLength(): number {
+    return this.data.byteLength + this.heads.byteLength + this.tails.byteLength + this.counts.byteLength + this.filled.byteLength;
+  }
+
+  newList(): number {
+    const block = this.block(1);
+    this.heads.push(block);
+    this.tails.push(block);
+    this.counts.push(0);
+    this.filled.push(0);
+    return this.heads.length - 1;
+  }
+
+  count(list: number): number {
+    return this.counts.values[list]!;
+  }
+
+  push(list: number, code: number): void {
+    let tail = this.tails.values[list]!;
+    const size = this.data[tail + 1]!;
+    if (this.filled.values[list] === size) {
+      const next = this.block(Math.min(2 * size, MAX_BLOCK));
+      this.data[tail] = next;
+      this.tails.values[list] = tail = next;
+      this.filled.values[list] = 0;
+    }
+    this.data[tail + 2 + this.filled.values[list]!] = code;
+    this.filled.values[list]!++;
+    this.counts.values[list]!++;
+  }
+
+  forEach(list: number, f: (code: number) => void): void {
+    const data = this.data;
+    let left = this.counts.values[list]!;
+    for (let block = this.heads.values[list]!; left > 0; block = data[block]!) {
+      const n = Math.min(data[block + 1]!, left);
+      for (let i = 0; i < n; i++) f(data[block + 2 + i]!);
+      left -= n;
+    }
+  }
+
+  /** Gives back the room reserved for postings not yet added (after a build; an update grows it again). */
+  trim(): void {
+    if (this.data.length > this.used) this.data = this.data.slice(0, this.used);
+    for (const numbers of [this.heads, this.tails, this.counts, this.filled]) numbers.trim();
+  }
+
+  /** A new block of `size` slots, and its offset. */
+  private block(size: number): number {
+    if (this.used + size + 2 > this.data.length) {
+      const grown = new Uint32Array(Math.ceil((this.used + size + 2) * 1.5));
+      grown.set(this.data.subarray(0, this.used));
+      this.data = grown;
+    }
+    const at = this.used;
+    this.data[at] = 0;
+    this.data[at + 1] = size;
+    this.used += size + 2;
+    return at;
+  }
 }
 
 /**
- * Rows of one kind: their vectors (one row-major matrix per vector column, contiguous, so a scan reads memory in
- * order) and their postings: per lexeme, the rows that hold it and how often.
+ * Rows of one kind: per row, what the filters read (session, agents, time: small numbers and shared strings), the
+ * embedding model, the BM25 length, the key to read the row back with; per vector column, the int8 codes; and the
+ * postings: per lexeme, the rows that hold it and how often.
  */
-class Collection<H> {
-  readonly entries: Entry<H>[] = [];
-  private readonly keys = new Set<string>();
-  /** Set by the first row; a vector of another size (another model's) is kept as zeros, with norm 0: never ranked. */
-  private dims = 0;
-  private matrices: Float32Array[];
-  /** Rows the matrices have room for, and rows announced by reserve. */
-  private capacity = 0;
-  private expected = 0;
-  private readonly norms: number[][];
+export class Collection {
+  private readonly keys = new Set<string | number>();
+  private readonly refs: (number | string)[] = [];
+  private readonly sessionOf = new Numbers('int');
+  private readonly sessions: string[] = [];
+  private readonly sessionIndex = new Map<string, number>();
+  /** Each row's agents, as an index into `agentSets` (most rows share a handful of sets). */
+  private readonly agentsOf = new Numbers('int');
+  private readonly agentSets: (readonly string[])[] = [];
+  private readonly agentSetIndex = new Map<string, number>();
+  private readonly times = new Numbers('float');
+  /** Each row's speaker (a turn's), as an index into `speakers`, and seq range (an interaction's): what ranking reads. */
+  private readonly speakerOf = new Numbers('int');
+  private readonly speakers: string[] = [];
+  private readonly speakerIndex = new Map<string, number>();
+  private readonly seqStarts = new Numbers('int');
+  private readonly seqEnds = new Numbers('int');
   /** Each row's embedding model, as an index into `models`: the scan compares numbers, not the rows' strings. */
+  private readonly modelOf = new Numbers('int');
   private readonly models: string[] = [];
-  private readonly modelOf: number[] = [];
-  /** Per lexeme: row, tf, row, tf, … */
-  private readonly postings = new Map<string, number[]>();
-  private readonly lengths: number[] = [];
+  private readonly lengths = new Numbers('int');
   private totalLength = 0;
+  /** One per vector column, made by the first row (its size); a vector of another size is never ranked. */
+  private matrices: Int8Matrix[] = [];
+  private scratch = new Float32Array(0);
+  /** Per lexeme, its list in `arena`. */
+  private readonly postings = new Map<string, number>();
+  private readonly arena = new PostingArena();
+  /** Frequencies above TF_CAP, by `row lexeme` (hardly ever used). */
+  private readonly largeTf = new Map<string, number>();
+  private expected = 0;
 
-  constructor(vectorColumns: number) {
-    this.matrices = Array.from({ length: vectorColumns }, () => new Float32Array(0));
-    this.norms = Array.from({ length: vectorColumns }, () => []);
+  constructor(private readonly vectorColumns: number) {}
+
+  get rows(): number {
+    return this.refs.length;
+  }
+
+  get arrayBytes(): number {
+    let bytes = this.matrices.reduce((sum, m) => sum + m.byteLength, 0);
+    for (const numbers of this.perRow()) bytes += numbers.byteLength;
+    bytes += this.arena.byteLength;
+    return bytes;
   }
 
   /**
-   * Adds a row with its vectors (base64 of pgvector's binary form, one per column) and its tsvector's text form. False
-   * when the key is held already: a rewritten row, which the caller answers with a rebuild.
+   * Adds a row with its vectors (base64 of pgvector's binary form, one per column), its tsvector's text form, and
+   * what ranking reads of it: a turn's speaker, an interaction's seq range. False when the key is held already: a
+   * rewritten row, which the caller answers with a rebuild.
    */
-  add(key: string, entry: Entry<H>, vectors: readonly string[], tsv: string, length: number): boolean {
+  add(
+    sessionId: string,
+    ref: number | string,
+    agentIds: readonly string[],
+    time: number,
+    model: string,
+    vectors: readonly string[],
+    tsv: string,
+    length: number,
+    { speaker = '', seqRange = [0, 0] }: { speaker?: string; seqRange?: readonly [number, number] } = {},
+  ): boolean {
+    let session = this.sessionIndex.get(sessionId);
+    if (session === undefined) {
+      session = this.sessions.push(sessionId) - 1;
+      this.sessionIndex.set(sessionId, session);
+    }
+    // A turn's key: its session's index and seq as one number; an interaction's: its id.
+    const key = typeof ref === 'number' ? session * 2 ** 32 + ref : ref;
     if (this.keys.has(key)) return false;
+    const row = this.refs.length;
+    if (row >= MAX_COLLECTION_ROWS) throw new Error(`A search snapshot holds at most ${MAX_COLLECTION_ROWS} rows of a kind`);
     this.keys.add(key);
-    const row = this.entries.push(entry) - 1;
-    if (!this.models.includes(entry.model)) this.models.push(entry.model);
-    this.modelOf.push(this.models.indexOf(entry.model));
-    const binaries = vectors.map((base64) => Buffer.from(base64, 'base64'));
-    this.dims ||= binaries[0]?.readUInt16BE(0) ?? 0;
-    if (row >= this.capacity) this.grow(Math.max(this.expected, 2 * row, 64));
-    binaries.forEach((binary, column) => this.norms[column]!.push(readVector(binary, this.dims, this.matrices[column]!, row * this.dims)));
+    this.refs.push(ref);
+    this.sessionOf.push(session);
+    const agentsKey = agentIds.join('\n');
+    let agents = this.agentSetIndex.get(agentsKey);
+    if (agents === undefined) {
+      agents = this.agentSets.push([...agentIds]) - 1;
+      this.agentSetIndex.set(agentsKey, agents);
+    }
+    this.agentsOf.push(agents);
+    this.times.push(time);
+    let speakerId = this.speakerIndex.get(speaker);
+    if (speakerId === undefined) {
+      speakerId = this.speakers.push(speaker) - 1;
+      this.speakerIndex.set(speaker, speakerId);
+    }
+    this.speakerOf.push(speakerId);
+    this.seqStarts.push(seqRange[0]);
+    this.seqEnds.push(seqRange[1]);
+    let modelId = this.models.indexOf(model);
+    if (modelId < 0) modelId = this.models.push(model) - 1;
+    this.modelOf.push(modelId);
+    vectors.forEach((base64, column) => {
+      const binary = Buffer.from(base64, 'base64');
+      if (this.matrices.length === 0) {
+        const dims = binary.length >= 4 ? binary.readUInt16BE(0) : 0;
+        this.matrices = Array.from({ length: this.vectorColumns }, () => new Int8Matrix(dims));
+        this.scratch = new Float32Array(dims);
+        this.matrices.forEach((m) => m.reserve(Math.max(this.expected, 64)));
+      }
+      this.matrices[column]!.add(readVector(binary, this.scratch) ? this.scratch : []);
+    });
     this.lengths.push(length);
     this.totalLength += length;
-    forEachTerm(tsv, (lexeme, tf) => {
-      const list = this.postings.get(lexeme);
-      if (list) list.push(row, tf);
-      else this.postings.set(lexeme, [row, tf]);
-    });
+    forEachTerm(tsv, (lexeme, tf) => this.post(lexeme, row, tf));
     return true;
+  }
+
+  private perRow(): Numbers[] {
+    return [this.sessionOf, this.agentsOf, this.times, this.speakerOf, this.seqStarts, this.seqEnds, this.modelOf, this.lengths];
   }
 
   /** Rows about to be added: the matrices grow once for all of them. */
   reserve(more: number): void {
-    this.expected = this.entries.length + more;
+    this.expected = this.rows + more;
+    for (const m of this.matrices) m.reserve(this.expected);
   }
 
-  private grow(rows: number): void {
-    this.matrices = this.matrices.map((matrix) => {
-      const grown = new Float32Array(rows * this.dims);
-      grown.set(matrix);
-      return grown;
-    });
-    this.capacity = rows;
+  private post(lexeme: string, row: number, tf: number): void {
+    if (tf >= TF_CAP) this.largeTf.set(`${row} ${lexeme}`, tf);
+    const code = row * 2 ** TF_BITS + Math.min(tf, TF_CAP);
+    let list = this.postings.get(lexeme);
+    if (list === undefined) {
+      list = this.arena.newList();
+      this.postings.set(flat(lexeme), list);
+    }
+    this.arena.push(list, code);
+  }
+
+  /** After a build: the postings and the per-row numbers give back their spare room. */
+  trim(): void {
+    this.arena.trim();
+    for (const numbers of this.perRow()) numbers.trim();
+  }
+
+  /** How a ranked row is read back. */
+  key(row: number): RowKey {
+    return { sessionId: this.sessions[this.sessionOf.values[row]!]!, ref: this.refs[row]! };
+  }
+
+  /** A turn's row as a hit, without what its fact shows (`shown`: read for the facts returned only). */
+  turnHit(row: number): TurnHit {
+    const [agentId] = this.agentSets[this.agentsOf.values[row]!]!;
+    return {
+      kind: 'turn',
+      sessionId: this.sessions[this.sessionOf.values[row]!]!,
+      seq: this.refs[row] as number,
+      ...(agentId && { agentId }),
+      speaker: this.speakers[this.speakerOf.values[row]!]!,
+      timestamp: new Date(this.times.values[row]!).toISOString(),
+    };
+  }
+
+  /** An interaction's row as a hit, without what its fact shows (as turnHit). */
+  windowHit(row: number): WindowHit {
+    return {
+      kind: 'interaction',
+      id: this.refs[row] as string,
+      sessionId: this.sessions[this.sessionOf.values[row]!]!,
+      seqRange: [this.seqStarts.values[row]!, this.seqEnds.values[row]!],
+      agentIds: [...this.agentSets[this.agentsOf.values[row]!]!],
+      timestamp: new Date(this.times.values[row]!).toISOString(),
+    };
+  }
+
+  private matches(row: number, f: SearchFilters): boolean {
+    return (
+      (!f.sessionId || this.sessions[this.sessionOf.values[row]!] === f.sessionId) &&
+      (!f.agentId || this.agentSets[this.agentsOf.values[row]!]!.includes(f.agentId)) &&
+      (!f.from || this.times.values[row]! >= Date.parse(f.from)) &&
+      (!f.to || this.times.values[row]! <= Date.parse(f.to))
+    );
   }
 
   /**
    * Okapi BM25 as bm25Sql computes it: idf from the postings of all the user's rows, length from each row, filters on
-   * the scored rows; ties go to the later row.
+   * the scored rows; ties go to the later row. The `limit` best rows.
    */
-  bm25(query: SearchQuery, lexemes: readonly string[]): H[] {
-    const n = Math.max(this.entries.length, 1);
+  bm25(query: SearchQuery, lexemes: readonly string[]): number[] {
+    const n = Math.max(this.rows, 1);
     const avgdl = Math.max(this.totalLength / n, 1);
     const scores = new Map<number, number>();
     for (const lexeme of lexemes) {
       const list = this.postings.get(lexeme);
-      if (!list) continue;
-      const df = list.length / 2;
+      if (list === undefined) continue;
+      const df = this.arena.count(list);
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      for (let i = 0; i < list.length; i += 2) {
-        const row = list[i]!;
-        const tf = list[i + 1]!;
-        const score = (idf * (tf * (BM25.k1 + 1))) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * this.lengths[row]!) / avgdl));
+      this.arena.forEach(list, (code) => {
+        const row = Math.floor(code / 2 ** TF_BITS);
+        let tf = code % 2 ** TF_BITS;
+        if (tf === TF_CAP) tf = this.largeTf.get(`${row} ${lexeme}`) ?? tf;
+        const score = (idf * (tf * (BM25.k1 + 1))) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * this.lengths.values[row]!) / avgdl));
         scores.set(row, (scores.get(row) ?? 0) + score);
-      }
+      });
     }
-    const ranked = [...scores].filter(([row]) => matches(this.entries[row]!, query.filters));
-    ranked.sort(([a, x], [b, y]) => y - x || this.entries[b]!.time - this.entries[a]!.time);
-    return ranked.slice(0, query.limit).map(([row]) => this.entries[row]!.hit);
+    const ranked = [...scores].filter(([row]) => this.matches(row, query.filters));
+    ranked.sort(([a, x], [b, y]) => y - x || this.times.values[b]! - this.times.values[a]!);
+    return ranked.slice(0, query.limit).map(([row]) => row);
   }
 
-  /** The `limit` rows of the query's model nearest by cosine, exactly. */
-  nearest(query: SearchQuery, column: number): H[] {
-    if (!query.vector || query.vector.values.length !== this.dims) return [];
-    const { model, values } = query.vector;
-    const q = Float32Array.from(values);
-    const qNorm = Math.hypot(...values) || 1;
-    const matrix = this.matrices[column]!;
-    const norms = this.norms[column]!;
+  /**
+   * The `pool` rows of the query's model nearest by the codes' cosine: the candidates of the exact re-rank. Nothing
+   * when the query has no vector or one of another size.
+   */
+  candidates(query: SearchQuery, column: number, pool: number): number[] {
+    const matrix = this.matrices[column];
+    if (!query.vector || !matrix || query.vector.values.length !== matrix.dims) return [];
+    const modelId = this.models.indexOf(query.vector.model);
+    if (modelId < 0) return [];
     const filtered = hasFilters(query.filters);
-    const best = new BoundedHeap(query.limit);
-    const modelId = this.models.indexOf(model);
-    const modelOf = this.modelOf;
-    for (let row = 0; row < this.entries.length; row++) {
-      if (norms[row] === 0 || modelOf[row] !== modelId || (filtered && !matches(this.entries[row]!, query.filters))) continue;
-      best.offer(row, dotRow(matrix, row, q, this.dims) / (qNorm * norms[row]!));
-    }
-    return best.sorted().map((row) => this.entries[row]!.hit);
+    const modelOf = this.modelOf.values;
+    return matrix.nearest(query.vector.values, pool, (row) => modelOf[row] === modelId && (!filtered || this.matches(row, query.filters)));
   }
 }
+
+/**
+ * A copy of a string that holds no other: a lexeme cut from a row's tsvector text may be a slice that keeps the whole
+ * text alive as long as the lexeme is a key of the postings.
+ */
+const flat = (s: string): string => Buffer.from(s, 'utf8').toString('utf8');
 
 const hasFilters = (f: SearchFilters) => Boolean(f.sessionId || f.agentId || f.from || f.to);
-
-function matches(entry: Entry<unknown>, f: SearchFilters): boolean {
-  return (
-    (!f.sessionId || entry.sessionId === f.sessionId) &&
-    (!f.agentId || entry.agentIds.includes(f.agentId)) &&
-    (!f.from || entry.time >= Date.parse(f.from)) &&
-    (!f.to || entry.time <= Date.parse(f.to))
-  );
-}
-
-/** The `size` highest-scored rows seen, as a min-heap: most rows are turned away by one comparison with the root. */
-class BoundedHeap {
-  private readonly rows: number[] = [];
-  private readonly scores: number[] = [];
-
-  constructor(private readonly size: number) {}
-
-  offer(row: number, score: number): void {
-    if (this.size <= 0) return;
-    if (this.rows.length < this.size) {
-      this.rows.push(row);
-      this.scores.push(score);
-      this.up(this.rows.length - 1);
-    } else if (score > this.scores[0]!) {
-      this.rows[0] = row;
-      this.scores[0] = score;
-      this.down(0);
-    }
-  }
-
-  /** Highest score first. */
-  sorted(): number[] {
-    return this.rows.map((row, i) => ({ row, score: this.scores[i]! })).sort((a, b) => b.score - a.score).map((e) => e.row);
-  }
-
-  private swap(i: number, j: number): void {
-    [this.rows[i], this.rows[j]] = [this.rows[j]!, this.rows[i]!];
-    [this.scores[i], this.scores[j]] = [this.scores[j]!, this.scores[i]!];
-  }
-
-  private up(i: number): void {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (this.scores[parent]! <= this.scores[i]!) return;
-      this.swap(i, parent);
-      i = parent;
-    }
-  }
-
-  private down(i: number): void {
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let least = i;
-      if (left < this.rows.length && this.scores[left]! < this.scores[least]!) least = left;
-      if (right < this.rows.length && this.scores[right]! < this.scores[least]!) least = right;
-      if (least === i) return;
-      this.swap(i, least);
-      i = least;
-    }
-  }
-}

@@ -3,7 +3,7 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
-import { TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
+import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
  * A user with at most this many turns is searched by exact scan, turns and interactions alike (interactions are windows
@@ -218,6 +218,10 @@ export class PostgresSearchIndex implements SearchIndex {
   async speakers(userId: string): Promise<string[]> {
     const [row] = await this.db.query<{ speakers: string[] }>('SELECT speakers FROM memory_turn_stats WHERE user_id = $1', [userId]);
     return row?.speakers ?? [];
+  }
+
+  show(userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }> {
+    return showHits(this.db, userId, hits);
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {

@@ -264,15 +264,15 @@ describe('CosmosSearchIndex', () => {
         { spec: retriever === 'vector' ? buildVectorQuery(query({ filters: { sessionId: 's-1' } }), 'turn') : buildFullTextQuery(query({ filters: { sessionId: 's-1' } }), 'turn'), options: { partitionKey: 'u-1' } },
       ]);
       expect(hits).toEqual([
-        { kind: 'turn', sessionId: 's-1', seq: 4, turnId: 'D1:4', agentId: 'travel-agent', speaker: 'Caroline', text: 'Caroline: I went to the support group', timestamp: '2023-05-08T13:56:00.000Z' },
-        { kind: 'turn', sessionId: 's-2', seq: 1, turnId: 'D2:1', speaker: 'Melanie', text: 'Melanie: support matters', timestamp: '2023-05-25T09:00:00.000Z' },
+        { kind: 'turn', sessionId: 's-1', seq: 4, agentId: 'travel-agent', speaker: 'Caroline', timestamp: '2023-05-08T13:56:00.000Z', shown: { turnId: 'D1:4', text: 'Caroline: I went to the support group' } },
+        { kind: 'turn', sessionId: 's-2', seq: 1, speaker: 'Melanie', timestamp: '2023-05-25T09:00:00.000Z', shown: { turnId: 'D2:1', text: 'Melanie: support matters' } },
       ]);
     }
   });
 
   it('runs each window retriever against its vector or the text, and maps the rows to window hits', async () => {
     const expected = [
-      { kind: 'interaction', id: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], turnIds: ['D1:1', 'D1:2', 'D1:3', 'D1:4'], agentIds: ['travel-agent'], summary: 'Support group', timestamp: '2023-05-08T13:50:00.000Z' },
+      { kind: 'interaction', id: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], agentIds: ['travel-agent'], timestamp: '2023-05-08T13:50:00.000Z', shown: { turnIds: ['D1:1', 'D1:2', 'D1:3', 'D1:4'], summary: 'Support group' } },
     ];
     const cases = [
       ['vector', buildVectorQuery(query(), 'interaction', 'contentVector')],
