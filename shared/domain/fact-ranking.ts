@@ -75,6 +75,12 @@ export const RANKING_WEIGHTS: Readonly<Record<Ranking, number>> = { fulltext: 1,
  */
 export const WINDOW_TO_TURN_WEIGHT = 1;
 /**
+ * How much of the next turn's fused score a turn inherits. A reply that matches the question often restates or reacts
+ * to what the turn before it said ("A sunset! …"), so it points at that turn, much as a turn is matched together with
+ * the two before it. LoCoMo: R@10 0.782 → 0.787, R@25 0.857 → 0.862 (README, Fact search); 0.2 and 0.3 measured alike.
+ */
+export const NEXT_TURN_WEIGHT = 0.25;
+/**
  * A query that names exactly one participant ("what does Melanie do to relax?") is mostly about what that participant
  * said, so their turns score this much higher. On LoCoMo this lifted R@10 by about 0.03 (README, Fact search).
  */
@@ -100,10 +106,11 @@ const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weig
 /**
  * Every fact of the sources asked for, best first. Each granularity's lists are fused with reciprocal rank fusion
  * (RANKING_WEIGHTS; insights and session summaries times SOURCE_WEIGHTS); a turn also inherits its window's fused
- * score (WINDOW_TO_TURN_WEIGHT) and, said by the named speaker, scores NAMED_SPEAKER_BOOST higher. Artifacts take
- * the RRF score of their rank in their one list. Any fact from the named period then scores NAMED_PERIOD_BOOST higher.
- * Interactions lend their score to turns even when they are not asked for as facts. Equal scores keep this order:
- * turns, interactions, artifacts, insights, session summaries, each best first.
+ * score (WINDOW_TO_TURN_WEIGHT) and part of the next turn's (NEXT_TURN_WEIGHT), and, said by the named speaker, scores
+ * NAMED_SPEAKER_BOOST higher. Artifacts take the RRF score of their rank in their one list. Any fact from the named
+ * period then scores NAMED_PERIOD_BOOST higher. Interactions lend their score to turns even when they are not asked
+ * for as facts. Equal scores keep this order: turns, interactions, artifacts, insights, session summaries, each best
+ * first.
  */
 export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactSource>, hints: QueryHints = {}): RankedFact[] {
   const windows = fuse(candidates.interactions, (w) => w.fact.id);
@@ -113,9 +120,12 @@ export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactS
     for (const { item, score } of windows) {
       for (let seq = item.seqRange[0]; seq <= item.seqRange[1]; seq++) windowScoreByTurn.set(turnKey(item.sessionId, seq), score);
     }
-    for (const { item, score } of fuse(candidates.turns, (t) => turnKey(t.sessionId, t.seq))) {
+    const turns = fuse(candidates.turns, (t) => turnKey(t.sessionId, t.seq));
+    const fusedByTurn = new Map(turns.map(({ item, score }) => [turnKey(item.sessionId, item.seq), score]));
+    for (const { item, score } of turns) {
+      const next = NEXT_TURN_WEIGHT * (fusedByTurn.get(turnKey(item.sessionId, item.seq + 1)) ?? 0);
       const boost = WINDOW_TO_TURN_WEIGHT * (windowScoreByTurn.get(turnKey(item.sessionId, item.seq)) ?? 0);
-      facts.push({ fact: item.fact, score: (score + boost) * (item.speaker === hints.namedSpeaker ? 1 + NAMED_SPEAKER_BOOST : 1) });
+      facts.push({ fact: item.fact, score: (score + next + boost) * (item.speaker === hints.namedSpeaker ? 1 + NAMED_SPEAKER_BOOST : 1) });
     }
   }
   if (sources.has('interactions')) for (const { item, score } of windows) facts.push({ fact: item.fact, score });

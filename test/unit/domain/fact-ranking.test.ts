@@ -4,6 +4,7 @@ import {
   candidatePool,
   NAMED_PERIOD_BOOST,
   NAMED_SPEAKER_BOOST,
+  NEXT_TURN_WEIGHT,
   packFacts,
   RANKING_WEIGHTS,
   rankFacts,
@@ -38,7 +39,8 @@ const ids = (ranked: { fact: FactDraft }[] | { id: string }[]) => ranked.map((r)
 
 describe('rankFacts', () => {
   it('given two rankings of turns, fuses them with full text weighted above vectors', () => {
-    const [a, b, c] = [turn('s', 1), turn('s', 2), turn('s', 3)];
+    // Turns apart, so that none inherits from the next.
+    const [a, b, c] = [turn('s', 1), turn('s', 3), turn('s', 5)];
     const candidates: FactCandidates = {
       ...nothing,
       turns: [
@@ -49,7 +51,7 @@ describe('rankFacts', () => {
 
     const ranked = rankFacts(candidates, ALL);
 
-    expect(ids(ranked)).toEqual(['turn:s:1', 'turn:s:2', 'turn:s:3']);
+    expect(ids(ranked)).toEqual(['turn:s:1', 'turn:s:3', 'turn:s:5']);
     expect(ranked[0]!.score).toBeCloseTo(rrf(1) + rrf(2, RANKING_WEIGHTS.vector), 12);
     expect(ranked[1]!.score).toBeCloseTo(rrf(2), 12);
     expect(ranked[2]!.score).toBeCloseTo(rrf(1, RANKING_WEIGHTS.vector), 12);
@@ -83,27 +85,44 @@ describe('rankFacts', () => {
     expect(ids(ranked)).toEqual(['turn:s:9', 'turn:s:1']);
   });
 
+  it("given a turn whose next turn matches too, adds part of the next turn's fused score to it, within its session only", () => {
+    const candidates: FactCandidates = {
+      ...nothing,
+      turns: [
+        { ranking: 'fulltext', items: [turn('s', 4), turn('s', 5), turn('other', 3)] },
+        { ranking: 'vector', items: [turn('s', 5)] },
+      ],
+    };
+
+    const ranked = scores(rankFacts(candidates, ALL));
+
+    const fifth = rrf(2) + rrf(1, RANKING_WEIGHTS.vector);
+    expect(ranked['turn:s:4']).toBeCloseTo(rrf(1) + NEXT_TURN_WEIGHT * fifth, 12);
+    expect(ranked['turn:s:5']).toBeCloseTo(fifth, 12);
+    expect(ranked['turn:other:3']).toBeCloseTo(rrf(3), 12);
+  });
+
   it("given a query naming one speaker, scores that speaker's turns higher and no one else's", () => {
-    const candidates: FactCandidates = { ...nothing, turns: [{ ranking: 'fulltext', items: [turn('s', 1, 'Caroline'), turn('s', 2, 'Melanie')] }] };
+    const candidates: FactCandidates = { ...nothing, turns: [{ ranking: 'fulltext', items: [turn('s', 1, 'Caroline'), turn('s', 3, 'Melanie')] }] };
 
     const ranked = scores(rankFacts(candidates, ALL, { namedSpeaker: 'Melanie' }));
 
-    expect(ranked['turn:s:2']).toBeCloseTo(rrf(2) * (1 + NAMED_SPEAKER_BOOST), 12);
+    expect(ranked['turn:s:3']).toBeCloseTo(rrf(2) * (1 + NAMED_SPEAKER_BOOST), 12);
     expect(ranked['turn:s:1']).toBeCloseTo(rrf(1), 12);
-    expect(ranked['turn:s:2']!).toBeGreaterThan(ranked['turn:s:1']!);
+    expect(ranked['turn:s:3']!).toBeGreaterThan(ranked['turn:s:1']!);
   });
 
   it('given a query naming a period, scores the facts from that period higher, whatever their source', () => {
     const candidates: FactCandidates = {
       ...nothing,
-      turns: [{ ranking: 'fulltext', items: [turn('s', 1, 'user', 1), turn('s', 2, 'user', 20)] }],
+      turns: [{ ranking: 'fulltext', items: [turn('s', 1, 'user', 1), turn('s', 3, 'user', 20)] }],
       insights: [{ ranking: 'fulltext', items: [fact('insight:i', 'insights', 21)] }],
     };
 
     const ranked = scores(rankFacts(candidates, ALL, { period: { from: at(15), to: at(25) } }));
 
     expect(ranked['turn:s:1']).toBeCloseTo(rrf(1), 12);
-    expect(ranked['turn:s:2']).toBeCloseTo(rrf(2) * (1 + NAMED_PERIOD_BOOST), 12);
+    expect(ranked['turn:s:3']).toBeCloseTo(rrf(2) * (1 + NAMED_PERIOD_BOOST), 12);
     expect(ranked['insight:i']).toBeCloseTo(rrf(1) * (1 + NAMED_PERIOD_BOOST), 12);
   });
 
