@@ -56,20 +56,50 @@ export async function load(deps: LoadDeps, key: SessionKey): Promise<Loaded> {
 }
 
 /**
- * Writes what the events past the checkpoint change: an interaction per `InteractionSummarised`, a turn-index row
- * per turn, the session summary's vector, and last the session document (the fold of its events by `evolve`), with
- * its version as the condition. A crash or a concurrent projector leaves the checkpoint where it was, and the repeat
- * rewrites the same rows by id. Returns the interactions written, or null when another projector wrote first.
+ * Events past the checkpoint folded and written as one unit: a crash or restart loses at most the unit in flight, and
+ * one embedding batch stays bounded however long a session's backlog is.
+ */
+export const WRITE_UNIT_EVENTS = 512;
+
+/**
+ * Writes what the events past the checkpoint change, a unit of WRITE_UNIT_EVENTS at a time: an interaction per
+ * `InteractionSummarised`, a turn-index row per turn, the session summary's vector, and last the session document (the
+ * fold of the unit's events by `evolve`), with its version as the condition. A crash or a concurrent projector leaves
+ * the checkpoint at the last unit written, and the repeat rewrites the same rows by id. Returns the interactions
+ * written, or null when another projector wrote first.
  */
 async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded): Promise<number | null> {
-  if (session.projectedThroughSeq === before.projectedThroughSeq) return 0;
-  const fresh = live(session, events.filter((e) => e.metadata.seq > before.projectedThroughSeq));
+  let written = 0;
+  let version = stored?.version ?? null;
+  for (let doc = before; doc.projectedThroughSeq < session.projectedThroughSeq; ) {
+    const unit = events.filter((e) => e.metadata.seq <= doc.projectedThroughSeq + WRITE_UNIT_EVENTS);
+    const next = await writeUnit(deps, key, { doc, version }, unit, session);
+    if (!next) return null;
+    ({ doc, version } = next);
+    written += next.interactions;
+  }
+  return written;
+}
+
+/**
+ * One unit: the rows of `unit`'s events past `doc`'s checkpoint (but those `session`, the fold of every event read,
+ * sets aside), then `doc` folded over `unit`. Null when another projector wrote the document first.
+ */
+async function writeUnit(
+  deps: ApplyDeps,
+  key: SessionKey,
+  { doc: before, version }: { doc: SessionDocument; version: string | null },
+  unit: readonly MemoryEvent[],
+  session: SessionDocument,
+): Promise<{ doc: SessionDocument; version: string; interactions: number } | null> {
+  const fresh = live(session, unit.filter((e) => e.metadata.seq > before.projectedThroughSeq));
   const interactions = fresh.filter((e): e is InteractionSummarised => e.type === 'InteractionSummarised' && e.data.fromSeq > before.chunkedThroughSeq);
   const summary = fresh.find((e): e is SessionSummarised => e.type === 'SessionSummarised' && before.summary === undefined);
-  const { summaryVector } = await writeDerived(deps, key, events, fresh.filter(isTurn), interactions, summary);
+  const { summaryVector } = await writeDerived(deps, key, unit, fresh.filter(isTurn), interactions, summary);
+  const fold = foldSession(before, unit);
+  const doc = summaryVector ? { ...fold, summaryVector, embeddingModel: deps.embedder.model } : fold;
   try {
-    await deps.sessions.put(summaryVector ? { ...session, summaryVector, embeddingModel: deps.embedder.model } : session, stored?.version ?? null);
-    return interactions.length;
+    return { doc, version: await deps.sessions.put(doc, version), interactions: interactions.length };
   } catch (error) {
     if (error instanceof MemoryError && error.code === 'conflict') return null;
     throw error;
