@@ -14,7 +14,7 @@ export function insightId(userId: string, sourceSessionIds: readonly string[], c
   return `ins-${contentHash(userId, [...sourceSessionIds].sort().join(','), category, normalised)}`;
 }
 
-export function cosine(a: readonly number[], b: readonly number[]): number {
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length !== b.length || a.length === 0) return 0;
   let dot = 0;
   let na = 0;
