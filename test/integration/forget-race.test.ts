@@ -4,7 +4,7 @@ import { beginForget, finishForget, purgeStores } from '../../shared/application
 import type { Embedder } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
-import { memoryRuntime } from '../support/runtime.js';
+import { embedderWith, memoryRuntime } from '../support/runtime.js';
 
 /** An embedder that holds its next call until released: a projector caught between its load and its writes. */
 function gated(embedder: Embedder) {
@@ -12,12 +12,10 @@ function gated(embedder: Embedder) {
   let entered!: () => void;
   const open = new Promise<void>((r) => (release = r));
   const reached = new Promise<void>((r) => (entered = r));
-  const wrapped: Embedder = Object.assign(Object.create(embedder) as Embedder, {
-    embed: async (texts: readonly string[]) => {
-      entered();
-      await open;
-      return embedder.embed(texts);
-    },
+  const wrapped = embedderWith(embedder, async (texts) => {
+    entered();
+    await open;
+    return embedder.embed(texts);
   });
   return { wrapped, reached, release };
 }

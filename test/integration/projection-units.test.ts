@@ -3,17 +3,15 @@ import type { Embedder } from '../../shared/application/ports.js';
 import { applyEvents, WRITE_UNIT_EVENTS } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { turnDraft } from '../support/builders.js';
-import { memoryRuntime } from '../support/runtime.js';
+import { embedderWith, memoryRuntime } from '../support/runtime.js';
 
 /** A fast embedder of the runtime's model and size that counts the texts it embeds and fails the call `failAt` (1-based). */
 function countingEmbedder(like: Embedder, failAt = Infinity) {
   const seen = { calls: 0, texts: 0 };
-  const embedder: Embedder = Object.assign(Object.create(like) as Embedder, {
-    embed: async (texts: readonly string[]) => {
-      if (++seen.calls === failAt) throw new Error('embedding service unavailable');
-      seen.texts += texts.length;
-      return texts.map((_, i) => Array.from({ length: like.dimensions }, (_, d) => (d === i % like.dimensions ? 1 : 0)));
-    },
+  const embedder = embedderWith(like, async (texts) => {
+    if (++seen.calls === failAt) throw new Error('embedding service unavailable');
+    seen.texts += texts.length;
+    return texts.map((_, i) => Array.from({ length: like.dimensions }, (_, d) => (d === i % like.dimensions ? 1 : 0)));
   });
   return { embedder, seen };
 }

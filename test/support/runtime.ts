@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import azureFunctions, { type HttpResponseInit, type InvocationContext } from '@azure/functions';
+import type { Embedder } from '../../shared/application/ports.js';
 import { createRuntime, useRuntime, type Runtime } from '../../shared/platform/composition.js';
 import { loadSettings } from '../../shared/platform/config.js';
 
@@ -49,3 +50,6 @@ export async function atOffset<T>(runtime: Runtime, offsetSeconds: number, fn: (
     runtime.clock = real;
   }
 }
+
+/** `like` (its model, size and everything else) with `embed` replaced: a test's hold, count or failure of the embedder. */
+export const embedderWith = (like: Embedder, embed: Embedder['embed']): Embedder => Object.assign(Object.create(like) as Embedder, { embed });
