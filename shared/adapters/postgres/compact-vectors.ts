@@ -14,7 +14,7 @@
  * 1.25 × limit. On LoCoMo the codes' own top 100 already holds 99.8% of the exact top 100 (npm run bench:vectors); each
  * candidate costs the re-rank a row read, so the pool is kept small.
  */
-export const RERANK_FACTOR = 1.25;
+const RERANK_FACTOR = 1.25;
 
 /** How many candidates the compact ranking hands to the exact re-rank for a list of `limit` rows. */
 export const rerankPool = (limit: number): number => Math.max(0, Math.ceil(limit * RERANK_FACTOR));
@@ -50,10 +50,6 @@ export class Int8Matrix {
   private count = 0;
 
   constructor(readonly dims: number) {}
-
-  get rows(): number {
-    return this.count;
-  }
 
   /** Bytes held: the codes and the norms, including the room reserved for rows not yet added. */
   get byteLength(): number {
@@ -125,7 +121,7 @@ export class Int8Matrix {
 }
 
 /** The `size` highest-scored rows seen, as a min-heap: most rows are turned away by one comparison with the root. */
-export class BoundedHeap {
+class BoundedHeap {
   private readonly rows: number[] = [];
   private readonly scores: number[] = [];
 

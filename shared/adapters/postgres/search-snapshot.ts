@@ -237,7 +237,7 @@ interface Build {
 }
 
 /** Users' snapshots: built in the background, brought up to date before each search; see SnapshotSearchIndex. */
-export class SearchSnapshots {
+class SearchSnapshots {
   private readonly snapshots = new Map<string, UserSnapshot>();
   private readonly refreshing = new Map<string, Promise<UserSnapshot | null>>();
   private readonly builds = new Map<string, Build>();
@@ -475,13 +475,13 @@ type TurnLoaded = Loaded & { seq: number; agent_id: string | null; speaker: stri
 type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; seq_range: [number, number]; started_at: string; summary_vector: string };
 
 /** How a ranked row is read back: its session, and its seq (a turn) or id (an interaction). */
-export interface RowKey {
+interface RowKey {
   sessionId: string;
   ref: number | string;
 }
 
 /** A user's turns and interactions, each with a BM25 term index; rows are only added (a rewrite rebuilds). */
-export class UserSnapshot {
+class UserSnapshot {
   turnsRev = 0;
   windowsRev = 0;
   readonly turns = new Collection(1);
@@ -579,7 +579,7 @@ function readVector(binary: Buffer, out: Float32Array): boolean {
 const TF_BITS = 12;
 const TF_CAP = 2 ** TF_BITS - 1;
 /** Rows one collection can hold. */
-export const MAX_COLLECTION_ROWS = 2 ** (32 - TF_BITS);
+const MAX_COLLECTION_ROWS = 2 ** (32 - TF_BITS);
 /** A growing typed array of 32-bit integers or of doubles: 4 or 8 bytes a number, where a JavaScript array takes 8. */
 class Numbers {
   values: Int32Array | Float64Array;
@@ -865,13 +865,16 @@ export class Collection {
     };
   }
 
-  private matches(row: number, f: SearchFilters): boolean {
-    return (
-      (!f.sessionId || this.sessions[this.sessionOf.values[row]!] === f.sessionId) &&
+  /** The filters as a test of a row, with what they name looked up once per query rather than once per row. */
+  private filter(f: SearchFilters): (row: number) => boolean {
+    const session = f.sessionId ? (this.sessionIndex.get(f.sessionId) ?? -1) : undefined;
+    const from = f.from ? Date.parse(f.from) : -Infinity;
+    const to = f.to ? Date.parse(f.to) : Infinity;
+    return (row) =>
+      (session === undefined || this.sessionOf.values[row] === session) &&
       (!f.agentId || this.agentSets[this.agentsOf.values[row]!]!.includes(f.agentId)) &&
-      (!f.from || this.times.values[row]! >= Date.parse(f.from)) &&
-      (!f.to || this.times.values[row]! <= Date.parse(f.to))
-    );
+      this.times.values[row]! >= from &&
+      this.times.values[row]! <= to;
   }
 
   /**
@@ -895,7 +898,8 @@ export class Collection {
         scores.set(row, (scores.get(row) ?? 0) + score);
       });
     }
-    const ranked = [...scores].filter(([row]) => this.matches(row, query.filters));
+    const matches = this.filter(query.filters);
+    const ranked = [...scores].filter(([row]) => matches(row));
     ranked.sort(([a, x], [b, y]) => y - x || this.times.values[b]! - this.times.values[a]!);
     return ranked.slice(0, query.limit).map(([row]) => row);
   }
@@ -909,9 +913,9 @@ export class Collection {
     if (!query.vector || !matrix || query.vector.values.length !== matrix.dims) return [];
     const modelId = this.models.indexOf(query.vector.model);
     if (modelId < 0) return [];
-    const filtered = hasFilters(query.filters);
+    const matches = hasFilters(query.filters) ? this.filter(query.filters) : undefined;
     const modelOf = this.modelOf.values;
-    return matrix.nearest(query.vector.values, pool, (row) => modelOf[row] === modelId && (!filtered || this.matches(row, query.filters)));
+    return matrix.nearest(query.vector.values, pool, (row) => modelOf[row] === modelId && (!matches || matches(row)));
   }
 }
 
