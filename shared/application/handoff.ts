@@ -24,7 +24,9 @@ export async function recordHandoff(deps: HandoffDeps, key: SessionKey, body: Ha
   const drafts = decideHandoff(session, { handoffId, fromAgentId: body.fromAgentId, toAgentId: body.toAgentId, ...(body.note !== undefined && { note: body.note }), memoryKeys: body.memoryKeys });
   if (drafts.length > 0) await requirePassable(deps, key, body.fromAgentId, body.memoryKeys);
   const recorded = await append(deps, key, drafts);
-  const seq = recorded?.[0]?.metadata.seq ?? (await load(deps, key)).session.handoffs?.find((h) => h.handoffId === handoffId)?.seq;
+  // Nothing to append (a retry): the handoff is in the session read; a duplicate (recorded concurrently): read it again.
+  const holder = recorded?.length === 0 ? session : recorded === null ? (await load(deps, key)).session : undefined;
+  const seq = recorded?.[0]?.metadata.seq ?? holder?.handoffs?.find((h) => h.handoffId === handoffId)?.seq;
   return { handoffId, seq: seq! };
 }
 

@@ -9,7 +9,7 @@ import type { ForgetStore } from './forget-ports.js';
 import type { Clock } from './ports.js';
 import type { LoadDeps } from './project-session.js';
 import { decodeSlotCursor, encodeSlotCursor, type SlotStore } from './slot-ports.js';
-import { viewerFor } from './viewer.js';
+import { isAdmin, viewerFor } from './viewer.js';
 
 export interface SlotDeps {
   slots: SlotStore;
@@ -25,7 +25,7 @@ const agentOf = (principal: Principal, agentId: string | undefined) => agentId ?
 
 /** Global slots are shared by every user of the deployment: only an admin (all users, no agent binding) writes them. */
 function authorizeWrite(principal: Principal, key: SlotKey): void {
-  if (key.scope === 'global' && !(principal.allUsers && principal.agentId === undefined)) {
+  if (key.scope === 'global' && !isAdmin(principal)) {
     throw forbidden('Only an admin principal (all users, no agent binding) writes global slots');
   }
 }

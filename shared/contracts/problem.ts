@@ -28,7 +28,6 @@ export const ErrorCode = z.enum([
   /** The body did not arrive in time (408). */
   'request_timeout',
   'context_budget_exceeded',
-  /** A scope without what it needs: `private` without an agentId, `session` without a sessionId (422). */
   'upstream_unavailable',
   'internal',
 ]);

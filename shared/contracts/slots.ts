@@ -144,12 +144,12 @@ export const Slot = z.object({
 });
 export type Slot = z.infer<typeof Slot>;
 
-/** A slot as the context block shows it. */
 /** GET /slots */
 export const SlotList = z.object({ items: z.array(Slot), nextCursor: z.string().nullable() });
 
 /** DELETE /slots/{name} */
 export const DeletedSlot = z.object({ name: SlotName, scope: Scope, version: z.number().int().positive(), deleted: z.literal(true) });
 
+/** A slot as the context block shows it. */
 export const ContextSlot = z.object({ name: SlotName, scope: Scope, value: SlotValue, version: z.number().int().positive() });
 export type ContextSlot = z.infer<typeof ContextSlot>;

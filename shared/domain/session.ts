@@ -118,7 +118,7 @@ export function evolve(state: SessionDocument, event: MemoryEvent): SessionDocum
     case 'SessionHandoff': {
       const { handoffId, fromAgentId, toAgentId, note, memoryKeys } = event.data;
       const handoff = { seq, handoffId, fromAgentId, toAgentId, ...(note !== undefined && { note }), memoryKeys, at: recordedAt };
-      const agentIds = [...next.agentIds, ...[fromAgentId, toAgentId].filter((a, i, all) => !next.agentIds.includes(a) && all.indexOf(a) === i)];
+      const agentIds = [...new Set([...next.agentIds, fromAgentId, toAgentId])];
       return { ...next, agentIds, activeAgentId: toAgentId, handoffs: [...(next.handoffs ?? []), handoff] };
     }
   }

@@ -1,8 +1,7 @@
 import type { Container } from '@azure/cosmos';
 import { conflict } from '../../domain/errors.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../../application/auth.js';
-
-const statusOf = (error: unknown) => (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number' ? error.code : undefined);
+import { statusOf } from './containers.js';
 
 type Doc = ApiKeyRecord & { id: string };
 

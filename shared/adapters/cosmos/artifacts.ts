@@ -4,9 +4,7 @@ import { ArtifactRecord, GLOBAL_OWNER } from '../../contracts/artifacts.js';
 import type { Viewer } from '../../domain/scopes.js';
 import { artifactSortKey, decodeCursor, encodeCursor, type ArtifactFilter, type ArtifactStore, type SnapshotRecord } from '../../application/artifact-ports.js';
 import { artifactItemTtlSeconds } from '../../domain/retention.js';
-
-/** The status of a Cosmos SDK error (ErrorResponse carries it as `code`). */
-const statusOf = (error: unknown) => (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number' ? error.code : undefined);
+import { statusOf } from './containers.js';
 
 /** Cosmos ids cannot hold '/', '\\', '?' or '#'; keys and snapshot ids never do (Id alphabet). */
 const artifactId = (key: string) => `artifact:${key}`;

@@ -110,3 +110,9 @@ export function containerDefinitions(dimensions: number): ContainerDefinition[] 
     return definition;
   });
 }
+
+/** The HTTP status of a Cosmos SDK error (ErrorResponse carries it as `code`). */
+export function statusOf(error: unknown): number | undefined {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  return typeof code === 'number' ? code : undefined;
+}

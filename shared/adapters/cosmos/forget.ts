@@ -1,12 +1,7 @@
 import type { Container, Database, SqlParameter } from '@azure/cosmos';
 import type { SessionKey } from '../../contracts/ids.js';
 import type { ForgetScope, ForgetStore, StoreCounts } from '../../application/forget-ports.js';
-import { COSMOS_CONTAINERS, type CosmosContainerSpec } from './containers.js';
-
-const statusOf = (error: unknown) => {
-  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-  return typeof code === 'number' ? code : undefined;
-};
+import { COSMOS_CONTAINERS, statusOf, type CosmosContainerSpec } from './containers.js';
 
 /** The tombstone's id in `forgets` (partition: the user). */
 const tombstoneId = (sessionId?: string) => (sessionId === undefined ? 'forget:user' : `forget:session:${sessionId}`);

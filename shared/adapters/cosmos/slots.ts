@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Container } from '@azure/cosmos';
 import { SlotEvent } from '../../contracts/slots.js';
 import type { SlotStore } from '../../application/slot-ports.js';
-import { slotSortKey, type SlotKey } from '../../domain/slots.js';
-
-const statusOf = (error: unknown) => (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number' ? error.code : undefined);
+import { keyOf, slotSortKey, type SlotKey } from '../../domain/slots.js';
+import { statusOf } from './containers.js';
 
 /** The slot within its partition: scope, owner ('' for none) and name ('|' is not in the Id alphabet). */
 const streamOf = (key: SlotKey) => [key.scope, key.owner ?? '', key.name].join('|');
@@ -55,8 +54,8 @@ export class CosmosSlotStore implements SlotStore {
   }
 
   async append(event: SlotEvent): Promise<boolean> {
-    const { scope, owner, name, version } = event.data;
-    const key: SlotKey = { partition: event.metadata.userId, scope, owner, name };
+    const { scope, owner, version } = event.data;
+    const key = keyOf(event);
     const doc: SlotEventDoc = {
       id: eventId(key, version),
       userId: key.partition,
@@ -98,7 +97,7 @@ export class CosmosSlotStore implements SlotStore {
       .flat()
       .sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0))
       .slice(0, n);
-    const heads = await Promise.all(firsts.map(({ event }) => this.head({ partition: event.metadata.userId, scope: event.data.scope, owner: event.data.owner, name: event.data.name })));
+    const heads = await Promise.all(firsts.map(({ event }) => this.head(keyOf(event))));
     return heads.filter((h): h is SlotEvent => h !== null);
   }
 }

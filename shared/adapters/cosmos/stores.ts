@@ -5,7 +5,7 @@ import { InteractionDocument } from '../../contracts/interactions.js';
 import { SessionDocument } from '../../contracts/sessions.js';
 import { conflict, MemoryError, sessionEnded } from '../../domain/errors.js';
 import type { AppendOutcome, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
-import { COSMOS_CONTAINERS } from './containers.js';
+import { COSMOS_CONTAINERS, statusOf } from './containers.js';
 import { CosmosSearchIndex } from './search.js';
 import { CosmosInsightStore, CosmosSessionDirectory } from './insights.js';
 import type { RetentionPolicy } from '../../domain/retention.js';
@@ -26,12 +26,6 @@ export interface CosmosStoresOptions {
   ownsClient?: boolean;
   /** Per-item `ttl` for insights that stop being live (superseded, merged); without it nothing is stamped. */
   retention?: RetentionPolicy;
-}
-
-/** The HTTP status of a Cosmos SDK error (ErrorResponse carries it as `code`). */
-function statusOf(error: unknown): number | undefined {
-  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-  return typeof code === 'number' ? code : undefined;
 }
 
 /** Single-partition query: the partition key option routes it in Cosmos, the SQL filter keeps it honest everywhere else. */

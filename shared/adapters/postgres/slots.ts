@@ -1,7 +1,7 @@
 import { SlotEvent } from '../../contracts/slots.js';
 import type { SlotStore } from '../../application/slot-ports.js';
 import { forgetInProgress } from '../../domain/errors.js';
-import { slotSortKey, type SlotKey } from '../../domain/slots.js';
+import { keyOf, slotSortKey, type SlotKey } from '../../domain/slots.js';
 import type { Db } from './db.js';
 import { FORGET_IN_PROGRESS } from './forget.js';
 
@@ -22,7 +22,7 @@ export class PostgresSlotStore implements SlotStore {
 
   async append(event: SlotEvent): Promise<boolean> {
     const { scope, owner, name, version } = event.data;
-    const key: SlotKey = { partition: event.metadata.userId, scope, owner, name };
+    const key = keyOf(event);
     try {
       const rows = await this.db.query(
         `INSERT INTO slot_events (user_id, scope, owner, name, version, session_id, sort_key, event)
