@@ -5,7 +5,7 @@ import { getRuntime } from '../shared/platform/composition.js';
 import { settings } from '../shared/platform/config.js';
 import { orchestrationClient } from '../shared/platform/durable.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
-import { httpEndpoint, problem, readJsonBody, type RouteDoc } from '../shared/platform/http.js';
+import { httpEndpoint, problem, readJson, type RouteDoc } from '../shared/platform/http.js';
 import { handleMcpRequest } from '../shared/platform/mcp/server.js';
 
 /** A JSON-RPC 2.0 message or batch, as the document shows it (the MCP SDK validates it in full). */
@@ -22,11 +22,14 @@ const notStateful: RouteDoc = { access: 'handler', summary: 'Not served: the end
  * session) are 405, as the transport's stateless mode expects. Served by Azure at /api/mcp and by the local host at
  * /mcp and /api/mcp.
  */
+/** The request size limit, read when a request comes (settings load with the runtime). */
+const maxBodyBytes = () => settings().MAX_REQUEST_BYTES;
+
 export const handler = httpEndpoint(
   {
     access: 'handler',
     summary: 'MCP (Model Context Protocol) over streamable HTTP, stateless: JSON-RPC in, JSON out',
-    maxBodyBytes: () => settings().MAX_REQUEST_BYTES,
+    maxBodyBytes,
     body: { contentType: 'application/json', schema: z.union([JsonRpc, z.array(JsonRpc)]) },
     responses: {
       200: { description: 'The JSON-RPC response(s)', contentType: 'application/json', schema: z.union([JsonRpc, z.array(JsonRpc)]) },
@@ -40,7 +43,7 @@ export const handler = httpEndpoint(
       const refused = problem(new MemoryError('method_not_allowed', `${req.method} is not served: this MCP endpoint is stateless`), new URL(req.url).pathname);
       return { ...refused, headers: { ...(refused.headers as Record<string, string>), allow: 'POST' } };
     }
-    const body = await readJsonBody(req, settings().MAX_REQUEST_BYTES);
+    const body = await readJson(req, maxBodyBytes());
     const request = new Request(req.url, { method: 'POST', headers: Object.fromEntries(req.headers) });
     const response = await handleMcpRequest(await getRuntime(), principal, request, body, { orchestrations: () => orchestrationClient(ctx) });
     const text = await response.text();

@@ -1,13 +1,27 @@
 // The TypeScript client of the HTTP API. It imports the contracts for their types only (erased at build), so it
 // runs wherever `fetch` does — Node 20+, Deno, Bun, edge runtimes, browsers — and pulls in no zod, no node: module.
 import type { z } from 'zod';
-import type { ArtifactSummary, CreateSnapshotBody, ListMemoriesQuery, RestoreSnapshotBody, StoreMemoryBody, Transform, TtlClass } from '../contracts/artifacts.js';
+import type {
+  ArtifactSummary,
+  CreateSnapshotBody,
+  DeletedMemory,
+  ListMemoriesQuery,
+  MemoryList,
+  RestoreSnapshotBody,
+  RestoreSnapshotResult,
+  RetrievedMemory as RetrievedMemoryContract,
+  Snapshot,
+  StoreMemoryBody,
+  Transform,
+  TtlClass,
+} from '../contracts/artifacts.js';
 import type { Scope } from '../contracts/scopes.js';
 import type { ContextResponse } from '../contracts/context.js';
 import type { FactSearchBody, FactSearchResult } from '../contracts/facts.js';
 import type { InsightsQuery, InsightView, ProfileDocument } from '../contracts/insights.js';
 import type { MessagesResponse } from '../contracts/messages.js';
-import type { OperationStatus } from '../contracts/operations.js';
+import type { HealthResponse } from '../contracts/health.js';
+import type { OperationAccepted, OperationStatus } from '../contracts/operations.js';
 import type { HandoffBody, HandoffResult, SessionEventsPage, SessionStatus } from '../contracts/sessions.js';
 import type { DeletedSlot, Slot, SlotList } from '../contracts/slots.js';
 import type { AppendTurnsBody, AppendTurnsResult } from '../contracts/turns.js';
@@ -42,26 +56,10 @@ export type ListMemoriesInput = Partial<Omit<ListMemoriesQuery, 'tags' | 'limit'
 /** `first_n`/`last_n`: `n` lines (default 20); `excerpt`: `n` characters (default 2000); `filtered`: lines matching `pattern`. */
 export type GetMemoryInput = { transform?: Transform; n?: number; pattern?: string };
 
-export interface RetrievedMemory extends ArtifactSummary {
-  transform: Transform;
-  content: string;
-  partial: boolean;
-  lines?: { kept: number; total: number };
-}
-
-export interface RestoreResult {
-  restored: { from: string; key: string }[];
-  missing: string[];
-}
-
-/** GET /health: liveness, the backend, the models, and model calls per operation. */
-export interface Health {
-  status: 'ok';
-  storage: string;
-  models: { chat: string; embeddings: string; dimensions: number };
-  modelCalls: Record<string, { calls: number; failures: number; inputTokens: number; outputTokens: number; totalLatencyMs: number }>;
-  [key: string]: unknown;
-}
+export type RetrievedMemory = z.infer<typeof RetrievedMemoryContract>;
+export type RestoreResult = z.infer<typeof RestoreSnapshotResult>;
+/** GET /health: liveness, the backend, the models, the memory settings, and model calls per operation. */
+export type Health = HealthResponse;
 
 export interface WaitOptions {
   /** Between polls (default 500 ms). */
@@ -154,7 +152,7 @@ export class MemoryClient {
   }
 
   /** Ends the session: 202 with the session-end operation (the same one when ended again). */
-  endSession(userId: string, sessionId: string): Promise<{ operationId: string }> {
+  endSession(userId: string, sessionId: string): Promise<OperationAccepted> {
     return this.#call({ method: 'POST', path: `${session(userId, sessionId)}/end`, idempotent: true });
   }
 
@@ -179,7 +177,7 @@ export class MemoryClient {
   }
 
   /** Starts a long-term reflection (one run per user and second). */
-  startReflection(userId: string): Promise<{ operationId: string }> {
+  startReflection(userId: string): Promise<OperationAccepted> {
     return this.#call({ method: 'POST', path: `${user(userId)}/reflection`, idempotent: false });
   }
 
@@ -191,7 +189,7 @@ export class MemoryClient {
   }
 
   /** One page, newest first, without content; pass `nextCursor` back as `cursor` for the next. */
-  listMemories(userId: string, query: ListMemoriesInput = {}): Promise<{ items: ArtifactSummary[]; nextCursor: string | null }> {
+  listMemories(userId: string, query: ListMemoriesInput = {}): Promise<z.infer<typeof MemoryList>> {
     const { tags, ...rest } = query;
     return this.#call({ method: 'GET', path: `${user(userId)}/memories`, query: { ...rest, ...(tags && { tags: tags.join(',') }) }, idempotent: true });
   }
@@ -211,11 +209,11 @@ export class MemoryClient {
   }
 
   /** Not retried after a network error: had the first attempt deleted it, the retry would answer 404. */
-  deleteMemory(userId: string, key: string): Promise<{ key: string; deleted: true }> {
+  deleteMemory(userId: string, key: string): Promise<z.infer<typeof DeletedMemory>> {
     return this.#call({ method: 'DELETE', path: `${user(userId)}/memories/${seg(key)}`, idempotent: false });
   }
 
-  createSnapshot(userId: string, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
+  createSnapshot(userId: string, body: CreateSnapshotBody): Promise<z.infer<typeof Snapshot>> {
     return this.#call({ method: 'POST', path: `${user(userId)}/snapshots`, body, idempotent: false });
   }
 
@@ -272,11 +270,11 @@ export class MemoryClient {
   }
 
   /** Forgets everything held for the user; the operation's output is the purge report. */
-  forgetUser(userId: string): Promise<{ operationId: string }> {
+  forgetUser(userId: string): Promise<OperationAccepted> {
     return this.#call({ method: 'DELETE', path: user(userId), idempotent: true });
   }
 
-  forgetSession(userId: string, sessionId: string): Promise<{ operationId: string }> {
+  forgetSession(userId: string, sessionId: string): Promise<OperationAccepted> {
     return this.#call({ method: 'DELETE', path: session(userId, sessionId), idempotent: true });
   }
 

@@ -27,7 +27,7 @@ export class MemoryServiceError extends Error {
 }
 
 /** The code of an answer that carries no problem body. */
-export function codeForStatus(status: number): MemoryErrorCode {
+function codeForStatus(status: number): MemoryErrorCode {
   if (status === 429) return 'rate_limited';
   if (status === 502 || status === 503 || status === 504) return 'upstream_unavailable';
   return 'http_error';

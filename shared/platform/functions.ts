@@ -72,7 +72,7 @@ export const cosmosChangeFeed = (container: string, retry: ExponentialBackoffRet
 /** The queue's one consumer also ends sessions, so it gets a durable client. */
 export const serviceBusQueue = (queueSetting: string) => ({ kind: 'serviceBusQueue' as const, queueSetting, durableClient: true });
 /** An HTTP function that starts or queries orchestrations. */
-export const httpDurable = (method: HttpMethod, route: string) => ({ kind: 'http' as const, methods: [method], route, durableClient: true });
+export const httpDurable = (method: HttpMethod, route: string) => http(method, route, { durableClient: true });
 export const timer = (scheduleSetting: string) => ({ kind: 'timer' as const, scheduleSetting });
 export const orchestration = () => ({ kind: 'orchestration' as const });
 export const activity = (options: { durableClient?: boolean } = {}) => ({ kind: 'activity' as const, ...(options.durableClient && { durableClient: true }) });

@@ -80,7 +80,7 @@ function parse<T>(schema: ZodType<T> | undefined, value: unknown, where: string)
 }
 
 /** Bounded before and while it is read (http-limits.ts): JSON content type, declared and streamed size, nesting depth. */
-async function readJson(req: HttpRequest, maxBytes: number): Promise<unknown> {
+export async function readJson(req: HttpRequest, maxBytes: number): Promise<unknown> {
   requireJsonContentType(req.headers.get('content-type'));
   return parseJsonText(await readLimitedText(req, maxBytes));
 }
@@ -208,6 +208,3 @@ export function httpEndpoint(
   };
   return Object.assign(handler, { bodyLimit, routeDoc: { ...rest, problems: rest.problems ?? [] } satisfies RouteDoc });
 }
-
-/** A JSON body of at most `maxBytes`, read and parsed under the same limits as httpHandler's (for httpEndpoint routes). */
-export const readJsonBody = readJson;

@@ -31,7 +31,7 @@ const toJsonSchema = (schema: ZodType, io: 'input' | 'output'): JsonSchema => {
  * sends a body where none is taken), a failure of a backing service and an unexpected one; without valid credentials
  * and for a principal that may not act on the user; an id in the path that names nothing; a body too large or not JSON.
  */
-export function genericProblems(doc: RouteDoc): ErrorCode[] {
+function genericProblems(doc: RouteDoc): ErrorCode[] {
   return [
     'validation_failed',
     ...(doc.access === 'public' ? [] : (['unauthorized', 'forbidden'] as const)),

@@ -22,7 +22,7 @@ const STOP_TIMEOUT_MS = 15_000;
 /** Settings that would point a started host at the user's own stores; the demo's host keeps to its temporary folder. */
 const STORE_SETTINGS = ['DATABASE_URL', 'STORAGE_BACKEND', 'COSMOS__accountEndpoint', 'COSMOS_KEY', 'ARTIFACTS_BLOB_ENDPOINT', 'ARTIFACTS_BLOB_CONNECTION_STRING', 'AZURITE_DATA_DIR'];
 
-export async function answers(url: string): Promise<boolean> {
+async function answers(url: string): Promise<boolean> {
   try {
     const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(3000) });
     await res.body?.cancel();

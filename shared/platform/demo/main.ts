@@ -67,7 +67,7 @@ async function main(): Promise<number> {
     const memory = new MemoryClient({ baseUrl: host.url, ...(apiKey && { auth: () => ({ apiKey }) }) });
     const health = await memory.health();
     say(`Agent Memory Service at ${host.url}${host.started ? ' (started by the demo)' : ''}: storage ${health.storage}, models ${health.models.chat} and ${health.models.embeddings}`);
-    const demo = new Demo(memory, memorySettings(health), `${Date.now().toString(36)}`);
+    const demo = new Demo(memory, health.memory, `${Date.now().toString(36)}`);
     const checks = new Checks();
     const scenarios: [string, (checks: Checks) => Promise<void>][] = [
       ['Scenario 1: long context with memory retrieval from past sessions', (c) => demo.recall(c)],
@@ -100,17 +100,8 @@ async function main(): Promise<number> {
   }
 }
 
-interface MemorySettings {
-  kTurnBuffer: number;
-  nActiveTurns: number;
-  numRecentSessions: number;
-}
-
-/** The settings the service reports in /health (the defaults of the design when an older service does not). */
-function memorySettings(health: Health): MemorySettings {
-  const reported = (health.memory ?? {}) as Partial<MemorySettings>;
-  return { kTurnBuffer: reported.kTurnBuffer ?? 10, nActiveTurns: reported.nActiveTurns ?? 5, numRecentSessions: reported.numRecentSessions ?? 2 };
-}
+/** The memory settings the service reports in /health: K, N and the recent sessions shown. */
+type MemorySettings = Health['memory'];
 
 class Demo {
   /** Each turn's seq, from the appends' answers (turn ids are unique across the demo's sessions). */
@@ -127,7 +118,8 @@ class Demo {
   async recall(checks: Checks): Promise<void> {
     const userId = `demo-recall-${this.runId}`;
     const turns = PAST_SESSIONS.reduce((n, s) => n + s.turns.length, 0);
-    say(`User ${userId}: ${PAST_SESSIONS.length} past sessions, ${turns} turns (${transcriptTokens(PAST_SESSIONS.flatMap((s) => s.turns))} tokens of transcript), each ended.`);
+    const raw = transcriptTokens(PAST_SESSIONS.flatMap((s) => s.turns));
+    say(`User ${userId}: ${PAST_SESSIONS.length} past sessions, ${turns} turns (${raw} tokens of transcript), each ended.`);
     for (const session of PAST_SESSIONS) await this.pastSession(checks, userId, session);
 
     const sessionId = 'new-question';
@@ -147,7 +139,6 @@ class Demo {
       sameSet(shown, expected) && context.sections.recentSessions.every((s) => s.summary.length > 0),
       `summaries of ${shown.join(', ') || 'no session'} (expected the last ${this.settings.numRecentSessions}: ${expected.join(', ')})`,
     );
-    const raw = transcriptTokens(PAST_SESSIONS.flatMap((s) => s.turns));
     checks.check('context smaller than the history', context.tokens < raw, `the context takes ${context.tokens} tokens, the ${turns} past turns ${raw}; the rest is a fact search away`);
 
     for (const recall of RECALLS) {
