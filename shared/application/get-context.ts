@@ -2,7 +2,7 @@ import { isTurn, type MemoryEvent, type TurnAppended } from '../contracts/events
 import type { ContextHandoff, ContextQuery, ContextResponse } from '../contracts/context.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { SessionDocument } from '../contracts/sessions.js';
-import { buildContext, type ContextInput, type ThreadTurns } from '../domain/context.js';
+import { buildContext, verbatimTurns, type ContextInput, type ThreadTurns } from '../domain/context.js';
 import { MemoryError, notFound } from '../domain/errors.js';
 import { grantsOf, type Viewer } from '../domain/scopes.js';
 import { findThread } from '../domain/session.js';
@@ -80,17 +80,35 @@ async function threadTurns(deps: ContextDeps, key: SessionKey, events: readonly 
 }
 
 async function sessionView(deps: ContextDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[]): Promise<View> {
-  return { summary: session.cumulativeSummary, threads: [await threadTurns(deps, key, events, session.chunkedThroughSeq)] };
+  return { summary: session.cumulativeSummary, threads: await viewThreads(deps, key, session, events) };
+}
+
+/** The threads a view reads: the whole session as one; for an agent, its own thread and the shared one (if any). */
+async function viewThreads(deps: ContextDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], agentId?: string): Promise<ThreadTurns[]> {
+  if (agentId === undefined) return [await threadTurns(deps, key, events, session.chunkedThroughSeq)];
+  const shared = findThread(session, undefined);
+  return Promise.all([
+    threadTurns(deps, key, events, findThread(session, agentId)?.chunkedThroughSeq ?? 0, { agentId }),
+    ...(shared ? [threadTurns(deps, key, events, shared.chunkedThroughSeq, {})] : []),
+  ]);
+}
+
+/**
+ * The turns a view shows word for word (as `GET …/context` without a budget shows them, offloaded outputs as their
+ * placeholders) and how far its summaries cover: what `GET …/messages` sends back to a model.
+ */
+export async function verbatimView(deps: ContextDeps, key: SessionKey, agentId?: string): Promise<{ turns: TurnAppended[]; summaryCoversThroughSeq: number }> {
+  const { stored, session, events } = await load(deps, key);
+  if (!stored && events.length === 0) throw notFound(`Session ${key.sessionId}`);
+  const threads = await viewThreads(deps, key, session, events, agentId);
+  return { turns: verbatimTurns(threads, deps.memory.nActiveTurns), summaryCoversThroughSeq: Math.min(...threads.map((t) => t.coversThroughSeq)) };
 }
 
 async function agentView(deps: ContextDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], viewer: Viewer & { agentId: string }, now: Date): Promise<View> {
   const { agentId } = viewer;
   const own = findThread(session, agentId);
   const shared = findThread(session, undefined);
-  const threads = await Promise.all([
-    threadTurns(deps, key, events, own?.chunkedThroughSeq ?? 0, { agentId }),
-    ...(shared ? [threadTurns(deps, key, events, shared.chunkedThroughSeq, {})] : []),
-  ]);
+  const threads = await viewThreads(deps, key, session, events, agentId);
   const summary = [own?.cumulativeSummary, shared?.cumulativeSummary && `shared: ${shared.cumulativeSummary}`].filter(Boolean).join('\n');
   const otherAgents = (session.threads ?? []).flatMap((t) =>
     t.agentId !== undefined && t.agentId !== agentId && t.cumulativeSummary ? [{ agentId: t.agentId, summary: t.cumulativeSummary }] : [],

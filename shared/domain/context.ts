@@ -50,6 +50,10 @@ function verbatimOf(thread: ThreadTurns, n: number): readonly TurnAppended[] {
   return unsummarised.length >= n ? unsummarised : thread.turns.slice(-n);
 }
 
+/** The verbatim turns of a view's threads, in seq order: what the context shows of them word for word. */
+export const verbatimTurns = (threads: readonly ThreadTurns[], nActiveTurns: number): TurnAppended[] =>
+  threads.flatMap((t) => verbatimOf(t, nActiveTurns)).sort((a, b) => a.metadata.seq - b.metadata.seq);
+
 /**
  * The context block of the design: (agent view: the handoff received first), init block (profile, recent sessions),
  * slots, (agent view: what other agents did), cumulative summary, active turns. Invariant, per thread: every turn is
@@ -58,7 +62,7 @@ function verbatimOf(thread: ThreadTurns, n: number): readonly TurnAppended[] {
  * turn, a slot or the handoff; if what must stay does not fit, the request fails with `context_budget_exceeded`.
  */
 export function buildContext(input: ContextInput): BuiltContext {
-  const verbatim = input.threads.flatMap((t) => verbatimOf(t, input.nActiveTurns)).sort((a, b) => a.metadata.seq - b.metadata.seq);
+  const verbatim = verbatimTurns(input.threads, input.nActiveTurns);
   const turns = verbatim.map(toContextTurn);
   const handoff = input.handoff ?? null;
   const slots = [...(input.slots ?? [])];
