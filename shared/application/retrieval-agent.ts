@@ -4,7 +4,11 @@ import { MemoryError } from '../domain/errors.js';
 import { countTokens } from '../domain/tokens.js';
 import type { ChatMessage, Deps, ToolDefinition } from './ports.js';
 import { RETRIEVAL_AGENT_MAX_TOOL_ROUNDS, RETRIEVAL_AGENT_SYSTEM_PROMPT, type RETRIEVAL_TOOLS } from './prompts.js';
+import type { Viewer } from '../domain/scopes.js';
+import type { Principal } from './auth.js';
+import type { LoadDeps } from './project-session.js';
 import { searchFacts } from './search-facts.js';
+import { viewerFor } from './viewer.js';
 
 const ToolArguments = z.object({ query: z.string().trim().min(1).max(2_000), top_k: z.number().int().min(1).max(20).optional() });
 
@@ -35,7 +39,12 @@ const TOOL_SOURCES: Record<(typeof RETRIEVAL_TOOLS)[number], { sources: readonly
  * tool's results do not fill topK alone), and its answer. Offline, the local model plays a deterministic planner
  * (every tool once, then an extractive answer).
  */
-export async function retrieveWithAgent(deps: Pick<Deps, 'search' | 'embedder' | 'memory' | 'chat' | 'clock' | 'insights' | 'directory'>, userId: string, body: FactSearchBody): Promise<FactSearchResult> {
+export async function retrieveWithAgent(
+  deps: Pick<Deps, 'search' | 'embedder' | 'memory' | 'chat' | 'clock' | 'insights' | 'directory'>,
+  userId: string,
+  body: FactSearchBody,
+  viewer?: Viewer,
+): Promise<FactSearchResult> {
   const scoped = { ...body, mode: 'search' as const };
   const tools: Tool[] = Object.entries(TOOL_SOURCES).flatMap(([name, tool]) => {
     const sources = tool.sources.filter((s) => !body.sources || body.sources.includes(s));
@@ -43,7 +52,7 @@ export async function retrieveWithAgent(deps: Pick<Deps, 'search' | 'embedder' |
     return [
       {
         definition: { name, description: tool.description, parameters },
-        run: async ({ query, top_k }: z.infer<typeof ToolArguments>) => (await searchFacts(deps, userId, { ...scoped, query, sources, topK: top_k ?? body.topK ?? deps.memory.topKFacts })).facts,
+        run: async ({ query, top_k }: z.infer<typeof ToolArguments>) => (await searchFacts(deps, userId, { ...scoped, query, sources, topK: top_k ?? body.topK ?? deps.memory.topKFacts }, viewer)).facts,
       },
     ];
   });
@@ -100,4 +109,13 @@ export function usedFacts(perCall: readonly (readonly Fact[])[], answer: string)
     }
   }
   return [...ordered.values()];
+}
+
+/**
+ * Fact search as the route and the MCP tool serve it: read as the caller (viewerFor: its agent, the session it names and
+ * what was handed to it), by hybrid search or, in mode `agent`, by the retrieval agent over the same view.
+ */
+export async function findFacts(deps: Parameters<typeof retrieveWithAgent>[0] & Parameters<typeof searchFacts>[0] & LoadDeps, principal: Principal, userId: string, body: FactSearchBody): Promise<FactSearchResult> {
+  const viewer = await viewerFor(deps, principal, { userId, agentId: body.agentId, sessionId: body.sessionId });
+  return body.mode === 'agent' ? retrieveWithAgent(deps, userId, body, viewer) : searchFacts(deps, userId, body, viewer);
 }

@@ -4,6 +4,7 @@ import { appendTurns } from '../../shared/application/append-turns.js';
 import { searchMemories, storeMemory } from '../../shared/application/artifacts.js';
 import { getContext } from '../../shared/application/get-context.js';
 import { recordHandoff } from '../../shared/application/handoff.js';
+import { findFacts } from '../../shared/application/retrieval-agent.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
 import { putSlot } from '../../shared/application/slots.js';
 import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
@@ -89,4 +90,15 @@ describe('threads (property, PGlite and the offline models)', () => {
       { numRuns: 25 },
     );
   }, 300_000);
+
+  it('fact search as an agent-bound principal (no agentId in the body) reads as its agent: its private memory, not another agent\'s', async () => {
+    const userId = `fact-principal-${++run}`;
+    for (const agentId of ['a', 'b']) {
+      await storeMemory(runtime, LOCAL_PRINCIPAL, userId, StoreMemoryBody.parse({ key: `notes-${agentId}`, content: `private notes of ${agentId} about reefs`, scope: 'private', agentId }));
+    }
+    const boundToA = { via: 'apikey' as const, subject: 'key-a', allUsers: false as const, userId, agentId: 'a' };
+    const { facts } = await findFacts(runtime, boundToA, userId, { query: 'private notes about reefs', topK: 20, sources: ['artifacts'], mode: 'search' });
+    expect(facts.map((f) => f.memoryKey)).toContain('notes-a');
+    expect(facts.map((f) => f.memoryKey)).not.toContain('notes-b');
+  });
 });

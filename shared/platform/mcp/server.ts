@@ -8,8 +8,7 @@ import { getContext } from '../../application/get-context.js';
 import { getSessionStatus } from '../../application/get-session-status.js';
 import { recordHandoff } from '../../application/handoff.js';
 import type { OrchestrationClient } from '../../application/operation-ports.js';
-import { retrieveWithAgent } from '../../application/retrieval-agent.js';
-import { searchFacts } from '../../application/search-facts.js';
+import { findFacts } from '../../application/retrieval-agent.js';
 import { endSession } from '../../application/session-end.js';
 import { CreateSnapshotBody, GetMemoryQuery, MemoryKeyParams, RestoreSnapshotBody, SearchMemoriesQuery, SnapshotParams, StoreMemoryBody, ViewerQuery } from '../../contracts/artifacts.js';
 import { ContextQuery } from '../../contracts/context.js';
@@ -191,9 +190,7 @@ export function createMcpServer(runtime: Runtime, principal: Principal = LOCAL_P
     },
     ({ userId, ...input }) =>
       runFor(userId, input.agentId, async () => {
-        const body = FactSearchBody.parse(input);
-        if (body.mode === 'agent') return text(await retrieveWithAgent(runtime, userId, body));
-        return text(await searchFacts(runtime, userId, body, await viewerFor(runtime, principal, { userId, agentId: body.agentId, sessionId: body.sessionId })));
+        return text(await findFacts(runtime, principal, userId, FactSearchBody.parse(input)));
       }),
   );
 
