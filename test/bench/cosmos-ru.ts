@@ -22,11 +22,7 @@
  *   documented "up to ~45 RU" for TOP 10, scaled to its TOP n. A DISTINCT is priced both ways: answered from the index
  *   (low) or loading every matching document (high). The query-plan round trip the SDK makes first is not charged.
  */
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { createHttpsServer } from '@vercel/cosmosdb-server';
-import type { Container, Database, SqlParameter } from '@azure/cosmos';
-import { ensureContainers, openCosmos } from '../../shared/adapters/cosmos/client.js';
+import type { SqlParameter } from '@azure/cosmos';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { COSMOS_CONTAINERS, type CosmosContainerSpec } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
@@ -43,6 +39,7 @@ import type { Embedder } from '../../shared/application/ports.js';
 import { FactSearchBody } from '../../shared/contracts/facts.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
+import { bytesOf, openRecordedCosmos, type CosmosRequest, type CosmosRequestRecorder } from '../support/cosmos-requests.js';
 import { role, rng, turnContent } from './fixtures.js';
 
 const env = (name: string, fallback: number) => {
@@ -80,7 +77,6 @@ function interpolate(table: readonly [number, number][], bytes: number): number 
 }
 const readRu = (bytes: number) => interpolate(READ_TABLE, bytes);
 const writeRu = (bytes: number) => interpolate(WRITE_TABLE, bytes);
-const bytesOf = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value)));
 
 interface Range {
   low: number;
@@ -151,7 +147,7 @@ function queryRu(loaded: readonly number[], ranked: Ranked | undefined): Range {
   return { low, high: ranked?.kind === 'vector' ? Math.max(low, (DISKANN_TOP10_SEARCH_RU * ranked.top) / 10) : low };
 }
 
-// ---- recording the requests ----
+// ---- pricing the recorded requests ----
 
 interface Ranked {
   kind: 'vector' | 'fulltext';
@@ -162,30 +158,17 @@ interface Ranked {
 
 type DocKind = 'event' | 'turn-index' | 'interaction' | 'session' | 'ended-session' | 'insight' | 'other';
 
-interface Call {
-  kind: 'point read' | 'query' | 'create' | 'upsert' | 'replace' | 'batch' | 'delete' | 'change feed' | 'lease checkpoint';
-  container: string;
-  scope: 'single-partition' | 'cross-partition' | 'point';
-  sent: number;
-  returned: number;
-  items: number;
-  status: number;
+/** A recorded request with its estimate, or a modelled one the wire fake cannot show. */
+interface Call extends Omit<CosmosRequest, 'kind' | 'writes'> {
+  kind: CosmosRequest['kind'] | 'change feed' | 'lease checkpoint';
   ru: Range;
-  query?: string;
   ranked?: Ranked;
-  /** Documents the query loads (whole), with their sizes. */
-  loaded?: number[];
   /** A DISTINCT that the index may answer alone (low) or that loads every matching document (high). */
   distinct?: boolean;
   /** What a write wrote (the interactions container holds interactions and turn-index documents). */
   wrote?: DocKind;
   note?: string;
 }
-
-/** Writes seen so far (also outside recorded phases), to tell an upsert's create from its replace and price a replace's changes. */
-const stored = new Map<string, Record<string, unknown>>();
-const writtenSizes = new Map<DocKind, number[]>();
-let phase: Call[] | null = null;
 
 function kindOf(container: string, doc: Record<string, unknown>): DocKind {
   if (container === 'events') return 'event';
@@ -195,16 +178,7 @@ function kindOf(container: string, doc: Record<string, unknown>): DocKind {
   return 'other';
 }
 
-function rememberWrite(container: string, doc: Record<string, unknown>): Range {
-  const key = `${container}|${String(doc.userId)}|${String(doc.id)}`;
-  const before = stored.get(key);
-  stored.set(key, doc);
-  const kind = kindOf(container, doc);
-  writtenSizes.set(kind, [...(writtenSizes.get(kind) ?? []), bytesOf(doc)]);
-  return before ? replaceRu(before, doc, container) : createRu(doc, container);
-}
-
-function rankedOf(sql: string, parameters: SqlParameter[], container: string): Ranked | undefined {
+function rankedOf(sql: string, parameters: readonly SqlParameter[], container: string): Ranked | undefined {
   const kind = /VectorDistance\(/.test(sql) ? 'vector' : /FullTextScore\(/.test(sql) ? 'fulltext' : undefined;
   if (!kind) return undefined;
   const literal = /SELECT TOP (\d+)/.exec(sql)?.[1];
@@ -214,104 +188,29 @@ function rankedOf(sql: string, parameters: SqlParameter[], container: string): R
   return { kind, top, doc };
 }
 
-/** The wire fake runs neither the scoring functions nor DISTINCT: the same filter, unranked, stands in for them. */
-const fakeCompatible = (sql: string) =>
-  sql
-    .replace(/\s+AND\s+FullTextContainsAny\([^)]*\)/g, '')
-    .replace(/\s+ORDER BY\s+(RANK\s+)?(FullTextScore|VectorDistance|RRF)\([\s\S]*$/, '')
-    .replace(/SELECT DISTINCT VALUE/, 'SELECT VALUE');
-
-/** The same query selecting whole documents: what Cosmos loads to answer it. */
-function loadingQuery(sql: string): string {
-  const match = /^\s*SELECT\s+(TOP\s+\S+\s+)?(?:DISTINCT\s+)?(?:VALUE\s+)?[\s\S]*?\s+FROM\s+c\b/i.exec(sql);
-  return match ? sql.replace(match[0], `SELECT ${match[1] ?? ''}* FROM c`) : sql;
+function price({ writes, ...request }: CosmosRequest): Call {
+  const call: Call = { ...request, ru: ZERO };
+  const first = writes[0];
+  if (first) call.wrote = kindOf(request.container, first.doc);
+  if (request.kind === 'point read') call.ru = request.status === 404 ? { low: 1, high: 1 } : { low: readRu(request.returned), high: readRu(request.returned) };
+  else if (request.kind === 'delete') call.ru = { low: WRITE_TABLE[0]![1], high: WRITE_TABLE[0]![1] };
+  else if (request.kind === 'query' && request.query !== undefined) {
+    call.ranked = rankedOf(request.query, request.parameters ?? [], request.container);
+    call.distinct = /SELECT DISTINCT/.test(request.query);
+    const loaded = request.loaded ?? [];
+    call.ru = call.distinct ? { low: QUERY_OVERHEAD_RU, high: queryRu(loaded, undefined).low } : queryRu(loaded, call.ranked);
+  } else call.ru = writes.map((w) => (w.before ? replaceRu(w.before, w.doc, request.container) : createRu(w.doc, request.container))).reduce(add, ZERO);
+  return call;
 }
 
-const containerOf = (path: string | undefined) => /\/colls\/([^/]+)/.exec(path ?? '')?.[1] ?? '?';
-
-interface PluginContext {
-  operationType?: string;
-  resourceType?: string;
-  path?: string;
-  body?: unknown;
-  headers?: Record<string, unknown>;
-}
-interface PluginResponse {
-  result?: unknown;
-  code?: number;
-}
-
-function recorder(raw: () => Database) {
-  return async (ctx: PluginContext, _diagnostics: unknown, next: (ctx: PluginContext) => Promise<PluginResponse>): Promise<PluginResponse> => {
-    const container = containerOf(ctx.path);
-    const op = ctx.operationType;
-    if (ctx.resourceType !== 'docs') return next(ctx);
-    const bodyText = typeof ctx.body === 'string' ? ctx.body : ctx.body === undefined ? undefined : JSON.stringify(ctx.body);
-    const body: unknown = bodyText === undefined ? undefined : JSON.parse(bodyText);
-    const spec = body && typeof body === 'object' && 'query' in body ? (body as { query: string; parameters?: SqlParameter[] }) : undefined;
-    if (spec) ctx.body = JSON.stringify({ ...spec, query: fakeCompatible(spec.query) });
-    // The SDK asks for a query plan before each query; the gateway answers it, no RU is charged in this model.
-    const isPlan = spec !== undefined && op !== 'query';
-    let response: PluginResponse | undefined;
-    let status = 200;
-    try {
-      response = await next(ctx);
-      status = response.code ?? 200;
-      return response;
-    } catch (error) {
-      status = typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 500;
-      throw error;
-    } finally {
-      const writes: Record<string, unknown>[] = [];
-      if ((op === 'create' || op === 'upsert' || op === 'replace') && status < 300) writes.push(body as Record<string, unknown>);
-      if (op === 'batch' && status < 300) for (const o of body as { resourceBody?: Record<string, unknown> }[]) if (o.resourceBody) writes.push(o.resourceBody);
-      const writeRanges = writes.map((doc) => rememberWrite(container, doc));
-      const wrote = writes[0] && kindOf(container, writes[0]);
-      if (phase && !isPlan) {
-        const partitionKey = ctx.headers?.['x-ms-documentdb-partitionkey'];
-        const returned = bytesOf(response?.result);
-        const call: Call = {
-          kind: op === 'read' ? 'point read' : op === 'query' ? 'query' : (op as Call['kind']),
-          container,
-          scope: op === 'read' ? 'point' : partitionKey === undefined ? 'cross-partition' : 'single-partition',
-          sent: bodyText === undefined ? 0 : Buffer.byteLength(bodyText),
-          returned,
-          items: op === 'query' ? ((response?.result as { Documents?: unknown[] } | undefined)?.Documents?.length ?? 0) : op === 'batch' ? writes.length : 1,
-          status,
-          ru: writeRanges.reduce(add, ZERO),
-          ...(wrote && { wrote }),
-        };
-        if (op === 'read') call.ru = status === 404 ? { low: 1, high: 1 } : { low: readRu(returned), high: readRu(returned) };
-        if (op === 'delete') call.ru = { low: WRITE_TABLE[0]![1], high: WRITE_TABLE[0]![1] };
-        if (spec && op === 'query') {
-          const parameters = spec.parameters ?? [];
-          call.query = spec.query;
-          call.ranked = rankedOf(spec.query, parameters, container);
-          call.distinct = /SELECT DISTINCT/.test(spec.query);
-          const pk = typeof partitionKey === 'string' ? (JSON.parse(partitionKey) as string[])[0] : undefined;
-          call.loaded = await loadedSizes(raw().container(container), fakeCompatible(spec.query), parameters, pk);
-          call.ru = call.distinct ? { low: QUERY_OVERHEAD_RU, high: queryRu(call.loaded, undefined).low } : queryRu(call.loaded, call.ranked);
-        }
-        phase.push(call);
-      }
-    }
-  };
-}
-
-async function loadedSizes(container: Container, sql: string, parameters: SqlParameter[], partitionKey: string | undefined): Promise<number[]> {
-  const { resources } = await container.items.query<unknown>({ query: loadingQuery(sql), parameters }, partitionKey === undefined ? {} : { partitionKey }).fetchAll();
-  return resources.map(bytesOf);
-}
-
-async function record(fn: () => Promise<unknown>): Promise<Call[]> {
-  const calls: Call[] = [];
-  phase = calls;
-  try {
-    await fn();
-  } finally {
-    phase = null;
+/** Sizes of every document written, by kind. */
+function writtenSizes(recorder: CosmosRequestRecorder): Map<DocKind, number[]> {
+  const sizes = new Map<DocKind, number[]>();
+  for (const { container, doc } of recorder.written) {
+    const kind = kindOf(container, doc);
+    sizes.set(kind, [...(sizes.get(kind) ?? []), bytesOf(doc)]);
   }
-  return calls;
+  return sizes;
 }
 
 // ---- modelled calls the wire fake cannot show: the change feed that drives the projection ----
@@ -353,16 +252,8 @@ interface Row {
 }
 
 async function main() {
-  const server = createHttpsServer({ keepAlive: true });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const endpoint = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  const connection = { endpoint, key: 'fake-key', databaseName: 'agent_memory' };
-  const tls = { agent: new https.Agent({ rejectUnauthorized: false, keepAlive: true }), connectionPolicy: { enableEndpointDiscovery: false } };
-  const raw = await openCosmos({ ...connection, clientOptions: tls });
-  // `plugins` is a documented-as-hidden CosmosClientOptions field: it sees every request the SDK sends.
-  const { client, database } = await openCosmos({ ...connection, clientOptions: { ...tls, plugins: [{ on: 'request', plugin: recorder(() => raw.database) }] } as typeof tls });
-  await ensureContainers(raw.database, DIMENSIONS);
-
+  const { database, recorder, close } = await openRecordedCosmos(DIMENSIONS);
+  const record = async (fn: () => Promise<unknown>) => (await recorder.record(fn)).map(price);
   const meter = new UsageMeter();
   const runtime = {
     ...cosmosStores(database, { atomicBatches: true }),
@@ -387,8 +278,9 @@ async function main() {
     }),
   });
   /** The event documents one recorded append wrote (their sizes), for the change-feed read that follows it. */
-  const appendedSizes = (before: number) => (writtenSizes.get('event') ?? []).slice(before);
-  const eventsWritten = () => (writtenSizes.get('event') ?? []).length;
+  const eventSizes = () => recorder.written.filter((w) => w.container === 'events').map((w) => bytesOf(w.doc));
+  const appendedSizes = (before: number) => eventSizes().slice(before);
+  const eventsWritten = () => eventSizes().length;
 
   // Earlier sessions, ended: their summaries feed the init block and the summary search, their insights the insight search.
   for (const sessionId of ['p1', 'p2', 'p3']) {
@@ -452,11 +344,8 @@ async function main() {
     },
   ];
 
-  client.dispose();
-  raw.client.dispose();
-  server.closeAllConnections();
-  server.close();
-  report(rows);
+  await close();
+  report(rows, writtenSizes(recorder));
 }
 
 // ---- the report ----
@@ -466,15 +355,15 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 const ru = (r: Range) => (Math.abs(r.high - r.low) < 0.05 ? r.low.toFixed(1) : `${r.low.toFixed(1)}–${r.high.toFixed(1)}`);
 
 /** A ranked list priced for the established user: its TOP n (or all the user has) documents of its kind, at their measured size. */
-function established(call: Call): Call {
+function established(call: Call, sizes: ReadonlyMap<DocKind, number[]>): Call {
   if (!call.ranked && !call.distinct) return call;
   if (call.distinct) {
-    const loaded = Array.from({ length: ESTABLISHED.turns }, () => avg(writtenSizes.get('turn-index')));
+    const loaded = Array.from({ length: ESTABLISHED.turns }, () => avg(sizes.get('turn-index')));
     return { ...call, loaded, ru: { low: QUERY_OVERHEAD_RU, high: queryRu(loaded, undefined).low } };
   }
   const r = call.ranked!;
   const available = r.doc === 'insight' ? ESTABLISHED.insights : r.doc === 'ended-session' ? ESTABLISHED.endedSessions : r.doc === 'interaction' ? Math.ceil(ESTABLISHED.turns / K) : ESTABLISHED.turns;
-  const loaded = Array.from({ length: Math.min(r.top, available) }, () => avg(writtenSizes.get(r.doc)));
+  const loaded = Array.from({ length: Math.min(r.top, available) }, () => avg(sizes.get(r.doc)));
   return { ...call, loaded, ru: queryRu(loaded, { ...r, top: Math.min(r.top, available) }) };
 }
 
@@ -490,9 +379,9 @@ function describe(calls: readonly Call[]): string {
   return [...groups].map(([label, n]) => `${n} × ${label}`).join(', ');
 }
 
-function report(rows: Row[]) {
+function report(rows: Row[], sizes: ReadonlyMap<DocKind, number[]>) {
   const search = rows.find((r) => r.operation.startsWith('Fact search'))!;
-  const searchEstablished = search.calls.map(established);
+  const searchEstablished = search.calls.map((c) => established(c, sizes));
   const out: string[] = [];
   const line = (s = '') => out.push(s);
   const v = vectorRu();
@@ -501,8 +390,8 @@ function report(rows: Row[]) {
   line();
   line('Document sizes written (JSON, average):');
   for (const kind of ['event', 'turn-index', 'interaction', 'session', 'ended-session', 'insight'] as const) {
-    const sizes = writtenSizes.get(kind);
-    if (sizes) line(`  ${kind.padEnd(14)} ${kb(avg(sizes)).padStart(9)}  (${sizes.length} written)`);
+    const written = sizes.get(kind);
+    if (written) line(`  ${kind.padEnd(14)} ${kb(avg(written)).padStart(9)}  (${written.length} written)`);
   }
   line();
   if (MARKDOWN) {
