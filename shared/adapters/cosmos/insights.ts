@@ -105,7 +105,8 @@ export class CosmosSessionDirectory implements SessionDirectory {
     if (limit <= 0) return [];
     const rows = await query<{ sessionId: string; endedAt: string; summary: string }>(
       this.container,
-      `SELECT c.sessionId, c.endedAt, c.summary FROM c WHERE c.userId = @userId AND IS_DEFINED(c.summary) AND IS_DEFINED(c.endedAt)
+      // TOP: without it the query reads every ended session of the user (each with its summary vector) to keep a few.
+      `SELECT TOP ${Math.trunc(limit)} c.sessionId, c.endedAt, c.summary FROM c WHERE c.userId = @userId AND IS_DEFINED(c.summary) AND IS_DEFINED(c.endedAt)
        AND (@before = null OR c.endedAt < @before) AND (@exclude = null OR c.sessionId != @exclude) ORDER BY c.endedAt DESC`,
       [
         { name: '@userId', value: userId },
@@ -114,7 +115,7 @@ export class CosmosSessionDirectory implements SessionDirectory {
       ],
       userId,
     );
-    return rows.slice(0, limit);
+    return rows;
   }
 
   async idleSessions(cutoff: Date, limit: number): Promise<SessionKey[]> {
