@@ -92,6 +92,7 @@ export class MemoryBudget implements Admission {
   /** Resolves once appends are taken (at once if they are); throws `overloaded` if that takes longer than `maxWaitMs`. */
   async whenAdmitted(maxWaitMs: number): Promise<void> {
     if (this.current !== 'overloaded') return;
+    if (this.stopped) throw overloaded(RETRY_AFTER_SECONDS);
     let timer: NodeJS.Timeout | undefined;
     let wake: () => void = () => undefined;
     const admitted = await new Promise<boolean>((resolve) => {

@@ -100,7 +100,7 @@ async function host(): Promise<void> {
   const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
   const { ProjectionControl } = await import('./projection-control.js');
   const service = await startLocalHost({ port: 0, timers: false });
-  const governor = (service.runtime as { memoryBudget?: { state: string; sheds: number; overloads: number } }).memoryBudget;
+  const governor = service.runtime.admission;
   const start = performance.now();
   const samples: Sample[] = [];
   const sample = () => {
