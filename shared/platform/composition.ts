@@ -121,6 +121,13 @@ async function openStores(
   };
 }
 
+/** MEMORY_BUDGET_MB: the governor, shedding `sheds` and V8's garbage (`node --expose-gc`: npm start passes it). */
+function memoryBudget(budgetMb: number, sheds: Shed[]): MemoryBudget {
+  const collectGarbage = (globalThis as { gc?: () => void }).gc;
+  if (!collectGarbage) console.warn('MEMORY_BUDGET_MB without node --expose-gc: over the soft mark only caches are dropped, and garbage waits for V8 (README, Bounded memory)');
+  return new MemoryBudget({ budgetBytes: budgetMb * 2 ** 20, sheds, ...(collectGarbage && { collectGarbage }), log: (line) => console.warn(line) });
+}
+
 /** The API key store alone, for `npm run keys` (no models, no other stores). */
 export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ apiKeys: ApiKeyStore; close: () => Promise<void> }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
@@ -141,7 +148,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
   const { close: closeModels, ...models } = await openModels(s, meter);
   const { artifacts, sheds, close: closeStores, ...stores } = await openStores(s, models.embedder.model);
   const blobs = await openBlobs(s);
-  const admission = s.MEMORY_BUDGET_MB > 0 ? new MemoryBudget({ budgetBytes: s.MEMORY_BUDGET_MB * 2 ** 20, sheds: sheds ?? [], log: (line) => console.warn(line) }) : undefined;
+  const admission = s.MEMORY_BUDGET_MB > 0 ? memoryBudget(s.MEMORY_BUDGET_MB, sheds ?? []) : undefined;
   admission?.start();
   return {
     settings: s,

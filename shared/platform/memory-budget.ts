@@ -24,6 +24,12 @@ export interface MemoryBudgetOptions {
   readRss?: () => number;
   /** What the soft mark drops, in order (composition: the search snapshots, largest first). */
   sheds?: readonly Shed[];
+  /**
+   * A full garbage collection, run after the sheds (V8's `gc`, exposed by `node --expose-gc`). Under a high allocation
+   * rate V8 lets the heap grow to several times what is live before it collects: that garbage, not live data, is most
+   * of the growth (README, Bounded memory).
+   */
+  collectGarbage?: () => void;
   /** How often start() reads (default 500 ms). */
   sampleMs?: number;
   /** State changes and sheds, in counts and megabytes (never anything of a request). */
@@ -32,8 +38,8 @@ export interface MemoryBudgetOptions {
 
 /**
  * MEMORY_BUDGET_MB: keeps the process under a budget of resident memory by reading its RSS every `sampleMs`.
- * - Over the soft mark (80%) it sheds what can be rebuilt: the `sheds`, given the excess in bytes, and a full garbage
- *   collection when the process exposes one (`node --expose-gc`); then waits SHED_EVERY readings before shedding again.
+ * - Over the soft mark (80%) it sheds what can be rebuilt: the `sheds`, given the excess in bytes, then collects the
+ *   garbage (`collectGarbage`); then waits SHED_EVERY readings before shedding again.
  * - Over the hard mark (90%) it is `overloaded`: `admit()` throws `overloaded` (503 with Retry-After), so appends over
  *   HTTP and MCP are refused before anything is written, and Service Bus messages wait (`whenAdmitted`) or go back to
  *   the queue. Nothing else stops: reads are answered and the change-feed pump keeps projecting, so the backlog drains.
@@ -127,7 +133,7 @@ export class MemoryBudget implements Admission {
       if (freed >= excess) break;
       freed += shed(excess - freed);
     }
-    (globalThis as { gc?: () => void }).gc?.();
+    this.options.collectGarbage?.();
     this.options.log?.(`memory budget: over the soft mark by ${Math.round(excess / MB)} MB: shed ${Math.round(freed / MB)} MB of caches`);
   }
 }

@@ -3,8 +3,8 @@
  * memory). Prints, asserts nothing.
  *
  * For each budget in BENCH_MEMORY_BUDGETS (MEMORY_BUDGET_MB values; 0 = no budget), one run on a fresh PGlite store:
- * the service runs in a child process of its own (the local host with the offline models, as `npm start`), so its
- * resident set holds nothing of the load; a second child sends the load: BENCH_MEMORY_CLIENTS closed-loop clients
+ * the service runs in a child process of its own (the local host with the offline models, `--expose-gc` as `npm start`
+ * gives it, the models loaded before the first reading), so its resident set holds nothing of the load; a second child sends the load: BENCH_MEMORY_CLIENTS closed-loop clients
  * appending BENCH_MEMORY_BATCH turns per request round-robin over BENCH_MEMORY_USERS users × 4 sessions, plus
  * BENCH_MEMORY_SEARCHERS clients searching those users' facts (the reads that must keep working, and that build search
  * snapshots). A client answered 503 waits what `Retry-After` says, as the TypeScript client does. The projection runs
@@ -14,9 +14,10 @@
  * memory; the run prints start / max / end of each, the RSS growth, appends accepted and shed, searches answered, and
  * the events still waiting for the projection at the end.
  *
- * Knobs (env): BENCH_MEMORY_SECONDS (300), BENCH_MEMORY_BUDGETS (`0,1024`), BENCH_MEMORY_CLIENTS (8),
+ * Knobs (env): BENCH_MEMORY_SECONDS (300), BENCH_MEMORY_BUDGETS (`0,1000`), BENCH_MEMORY_CLIENTS (8),
  * BENCH_MEMORY_BATCH (1), BENCH_MEMORY_USERS (32), BENCH_MEMORY_SEARCHERS (1), BENCH_MEMORY_TRACE (1: print every
- * 10th sample as the run goes).
+ * 10th sample as the run goes). Diagnosis: BENCH_MEMORY_HEAP_PROFILE=1 (what is still live at the end, by allocating
+ * function: V8's sampling heap profiler), BENCH_MEMORY_GC_AT_END=1 (a full collection after the load: live vs garbage).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -44,9 +45,7 @@ const TRACE = process.env.BENCH_MEMORY_TRACE === '1';
 const HEAP_PROFILE = process.env.BENCH_MEMORY_HEAP_PROFILE === '1';
 /** Diagnosis: a full garbage collection in the service after the load, to tell live memory from garbage not yet collected. */
 const GC_AT_END = process.env.BENCH_MEMORY_GC_AT_END === '1';
-/** The service started with `--expose-gc`, so the governor's soft mark also runs a full garbage collection. */
-const EXPOSE_GC = process.env.BENCH_MEMORY_EXPOSE_GC === '1';
-const BUDGETS = (process.env.BENCH_MEMORY_BUDGETS ?? '0,1024').split(',').map((b) => Number(b.trim()));
+const BUDGETS = (process.env.BENCH_MEMORY_BUDGETS ?? '0,1000').split(',').map((b) => Number(b.trim()));
 const MB = 2 ** 20;
 
 /** One second's reading of the service process. */
@@ -78,7 +77,7 @@ interface LoadReport {
 
 const SELF = fileURLToPath(import.meta.url);
 const child = (role: 'host' | 'load', env: Record<string, string>, args: string[] = []): ChildProcess =>
-  fork(SELF, [role, ...args], { execArgv: ['--import', 'tsx', ...(role === 'host' && (GC_AT_END || EXPOSE_GC) ? ['--expose-gc'] : [])], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  fork(SELF, [role, ...args], { execArgv: ['--import', 'tsx', ...(role === 'host' ? ['--expose-gc'] : [])], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 const reply = <T>(proc: ChildProcess, kind: string): Promise<T> =>
   new Promise((resolve, reject) => {
     const onMessage = (m: { kind: string; data: T }) => {
@@ -123,7 +122,7 @@ async function host(): Promise<void> {
   sample();
   if (profiler) console.log(await profiler());
   const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc) {
+  if (GC_AT_END && gc) {
     gc();
     const m = process.memoryUsage();
     console.log(`  service after a full garbage collection: rss ${mb(m.rss)} MB, heapUsed ${mb(m.heapUsed)}, heapTotal ${mb(m.heapTotal)}, external ${mb(m.external)}`);

@@ -10,8 +10,15 @@ function governor(freedPerShed = 50 * MB) {
   let rss = 100 * MB;
   const asked: number[] = [];
   const lines: string[] = [];
-  const budget = new MemoryBudget({ budgetBytes: BUDGET, readRss: () => rss, sheds: [(bytes) => (asked.push(bytes), freedPerShed)], log: (l) => lines.push(l) });
-  return { budget, asked, lines, read: (mb: number) => ((rss = mb * MB), budget.sample()) };
+  const collections = { count: 0 };
+  const budget = new MemoryBudget({
+    budgetBytes: BUDGET,
+    readRss: () => rss,
+    sheds: [(bytes) => (asked.push(bytes), freedPerShed)],
+    collectGarbage: () => void (collections.count += 1),
+    log: (l) => lines.push(l),
+  });
+  return { budget, asked, lines, collections, read: (mb: number) => ((rss = mb * MB), budget.sample()) };
 }
 
 const refusal = (budget: MemoryBudget) => {
@@ -32,15 +39,17 @@ describe('memory budget governor', () => {
   });
 
   it('over the soft mark sheds caches by the excess, still taking appends, and does not shed again on every reading', () => {
-    const { budget, asked, read, lines } = governor();
+    const { budget, asked, read, lines, collections } = governor();
     expect(read(850)).toBe('shedding');
     expect(refusal(budget)).toBeUndefined();
     expect(asked).toEqual([50 * MB]); // 850 MB read, soft mark 800 MB
+    expect(collections.count).toBe(1); // and the garbage
     expect(budget.sheds).toBe(1);
     read(860);
     expect(asked).toHaveLength(1); // freed memory shows only after a collection: waits some readings
     for (let i = 0; i < 10; i++) read(860);
     expect(asked).toHaveLength(2);
+    expect(collections.count).toBe(2);
     expect(lines.some((l) => /ok → shedding/.test(l))).toBe(true);
   });
 
