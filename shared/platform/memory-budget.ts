@@ -52,9 +52,9 @@ export class MemoryBudget implements Admission {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly waiting = new Set<() => void>();
-  /** Times the soft mark shed caches, and times the hard mark was crossed (for /health and the bench). */
-  sheds = 0;
-  overloads = 0;
+  /** Times the soft mark shed, and times the hard mark was crossed (the bench reports them). */
+  timesShed = 0;
+  timesOverloaded = 0;
 
   private readonly readRss: () => number;
   private readonly soft: number;
@@ -117,8 +117,9 @@ export class MemoryBudget implements Admission {
     this.rss = rss;
     const before = this.current;
     this.current = rss >= this.hard || (before === 'overloaded' && rss >= this.options.budgetBytes * RESUME_MARK) ? 'overloaded' : rss >= this.soft ? 'shedding' : 'ok';
-    if (this.current === 'overloaded' && before !== 'overloaded') this.overloads += 1;
-    if (this.current !== before) this.options.log?.(`memory budget: ${before} → ${this.current} (RSS ${Math.round(rss / MB)} MB of ${Math.round(this.options.budgetBytes / MB)} MB)`);
+    if (this.current === 'overloaded' && before !== 'overloaded') this.timesOverloaded += 1;
+    // Only the hard mark's changes: the soft mark's come and go with each collection, and its sheds say what they drop.
+    if (this.current !== before && (this.current === 'overloaded' || before === 'overloaded')) this.options.log?.(`memory budget: ${before} → ${this.current} (RSS ${Math.round(rss / MB)} MB of ${Math.round(this.options.budgetBytes / MB)} MB)`);
     this.sinceShed += 1;
     if (this.current !== 'ok' && this.sinceShed >= SHED_EVERY) this.shed(rss - this.soft);
     if (this.current !== 'overloaded') for (const wake of [...this.waiting]) wake();
@@ -127,13 +128,14 @@ export class MemoryBudget implements Admission {
 
   private shed(excess: number): void {
     this.sinceShed = 0;
-    this.sheds += 1;
+    this.timesShed += 1;
     let freed = 0;
     for (const shed of this.options.sheds ?? []) {
       if (freed >= excess) break;
       freed += shed(excess - freed);
     }
     this.options.collectGarbage?.();
-    this.options.log?.(`memory budget: over the soft mark by ${Math.round(excess / MB)} MB: shed ${Math.round(freed / MB)} MB of caches`);
+    // State changes are logged as they happen; a shed only when it dropped something (it runs every few seconds).
+    if (freed > 0) this.options.log?.(`memory budget: over the soft mark by ${Math.round(excess / MB)} MB: shed ${Math.round(freed / MB)} MB of caches`);
   }
 }

@@ -130,7 +130,7 @@ async function host(): Promise<void> {
   const control = new ProjectionControl(service.runtime);
   const pending = await control.backlog();
   control.dispose();
-  const report: HostReport = { samples, pending, ...(governor && { governor: { sheds: governor.sheds, overloads: governor.overloads } }) };
+  const report: HostReport = { samples, pending, ...(governor && { governor: { sheds: governor.timesShed, overloads: governor.timesOverloaded } }) };
   process.send!({ kind: 'report', data: report });
   await service.stop();
   process.exit(0);

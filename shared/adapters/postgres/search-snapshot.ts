@@ -347,7 +347,7 @@ class SearchSnapshots {
       freed += snapshot.bytes;
     }
     // Still short: a build would soon hold as much again.
-    for (const userId of [...this.builds.keys()]) this.evict(userId);
+    if (freed < bytes) for (const userId of [...this.builds.keys()]) this.evict(userId);
     return freed;
   }
 
