@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryError } from '../../../shared/domain/errors.js';
+import { loadSettings } from '../../../shared/platform/config.js';
 import { HARD_MARK, MemoryBudget, RETRY_AFTER_SECONDS, SOFT_MARK } from '../../../shared/platform/memory-budget.js';
 
 const MB = 2 ** 20;
@@ -96,5 +97,12 @@ describe('memory budget governor', () => {
     const refused = budget.whenAdmitted(60_000);
     budget.stop();
     await expect(refused).rejects.toMatchObject({ code: 'overloaded' });
+  });
+
+  it('is off unless MEMORY_BUDGET_MB is set, and refuses a budget too small to mean anything', () => {
+    expect(loadSettings({}).MEMORY_BUDGET_MB).toBe(0);
+    expect(loadSettings({ MEMORY_BUDGET_MB: '1500' }).MEMORY_BUDGET_MB).toBe(1500);
+    expect(() => loadSettings({ MEMORY_BUDGET_MB: '64' })).toThrow(/MEMORY_BUDGET_MB: at least 128/);
+    expect(() => loadSettings({ MEMORY_BUDGET_MB: 'lots' })).toThrow(/MEMORY_BUDGET_MB/);
   });
 });
