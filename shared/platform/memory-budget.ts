@@ -32,7 +32,7 @@ export interface MemoryBudgetOptions {
   collectGarbage?: () => void;
   /** How often start() reads (default 500 ms). */
   sampleMs?: number;
-  /** State changes and sheds, in counts and megabytes (never anything of a request). */
+  /** Crossings of the hard mark, in megabytes (never anything of a request). */
   log?: (line: string) => void;
 }
 
@@ -129,13 +129,12 @@ export class MemoryBudget implements Admission {
   private shed(excess: number): void {
     this.sinceShed = 0;
     this.timesShed += 1;
+    // Not logged: it runs every few seconds while over the soft mark (the bench counts it, /health shows the state).
     let freed = 0;
     for (const shed of this.options.sheds ?? []) {
       if (freed >= excess) break;
       freed += shed(excess - freed);
     }
     this.options.collectGarbage?.();
-    // State changes are logged as they happen; a shed only when it dropped something (it runs every few seconds).
-    if (freed > 0) this.options.log?.(`memory budget: over the soft mark by ${Math.round(excess / MB)} MB: shed ${Math.round(freed / MB)} MB of caches`);
   }
 }
