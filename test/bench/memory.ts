@@ -138,7 +138,7 @@ async function host(): Promise<void> {
 
 /**
  * V8's sampling heap profiler from the start of the load: at the end, what is still live, by the allocating function
- * (self) and by the project function up the stack that caused it (the first frame under shared/ or functions/).
+ * (self) and by the deepest project function (under shared/ or functions/) on its stack.
  */
 async function startHeapSampling(): Promise<() => Promise<string>> {
   const { Session } = await import('node:inspector/promises');
