@@ -14,6 +14,7 @@ export const handler = httpHandler({ access: 'public', response: HealthResponse,
     modelCalls: runtime.meter.snapshot(),
     /** Events the projection could not apply and set aside; each session's status lists its own. */
     projection: { setAsideEvents: await runtime.directory.setAsideEvents() },
+    ...(runtime.admission && { memoryBudget: runtime.admission.status() }),
   };
 });
 

@@ -14,6 +14,10 @@ const JsonRpc = z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z
 /** The transport's refusals (JSON-RPC errors) become problem+json with the same status. */
 const CODES: Record<number, ErrorCode> = { 400: 'validation_failed', 404: 'not_found', 405: 'method_not_allowed', 406: 'not_acceptable', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type' };
 
+/** True when a JSON-RPC message (or batch) calls the append_turns tool. */
+const callsAppend = (body: unknown) =>
+  (Array.isArray(body) ? body : [body]).some((m: { method?: unknown; params?: { name?: unknown } } | null) => m?.method === 'tools/call' && m.params?.name === 'append_turns');
+
 const notStateful: RouteDoc = { access: 'handler', summary: 'Not served: the endpoint is stateless (no server-initiated stream, no session to end)', responses: {}, problems: ['method_not_allowed'] };
 
 /**
@@ -35,7 +39,7 @@ export const handler = httpEndpoint(
       200: { description: 'The JSON-RPC response(s)', contentType: 'application/json', schema: z.union([JsonRpc, z.array(JsonRpc)]) },
       202: { description: 'Notifications or responses only: accepted, no body' },
     },
-    problems: ['not_acceptable', 'payload_too_large', 'unsupported_media_type'],
+    problems: ['not_acceptable', 'payload_too_large', 'unsupported_media_type', 'overloaded'],
     methods: { GET: notStateful, DELETE: notStateful },
   },
   async (req, ctx, principal) => {
@@ -44,8 +48,12 @@ export const handler = httpEndpoint(
       return { ...refused, headers: { ...(refused.headers as Record<string, string>), allow: 'POST' } };
     }
     const body = await readJson(req, maxBodyBytes());
+    const runtime = await getRuntime();
+    // Over the memory budget an append is refused as the REST route refuses it (503, Retry-After), not as a tool error
+    // inside a 200 that a client's retry would not see; a batch with one is refused whole, before any of it runs.
+    if (callsAppend(body)) runtime.admission?.admit();
     const request = new Request(req.url, { method: 'POST', headers: Object.fromEntries(req.headers) });
-    const response = await handleMcpRequest(await getRuntime(), principal, request, body, { orchestrations: () => orchestrationClient(ctx) });
+    const response = await handleMcpRequest(runtime, principal, request, body, { orchestrations: () => orchestrationClient(ctx) });
     const text = await response.text();
     if (response.status >= 400) {
       const rpc = (() => {

@@ -4,7 +4,7 @@ import type { DetailMemory } from './artifact-ports.js';
 import { refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
 import { offloadTurn } from './offload.js';
-import type { Clock, EventDraft, EventStore, Ids } from './ports.js';
+import type { Admission, Clock, EventDraft, EventStore, Ids } from './ports.js';
 
 /**
  * Records turns as events. Retrying with the same turnIds returns the same seqs and writes nothing twice.
@@ -19,12 +19,15 @@ export async function appendTurns(
     detail?: DetailMemory;
     /** When present, appends for a user or session being forgotten are refused (409 `forget_in_progress`). */
     forgets?: ForgetStore;
+    /** When present, appends are refused while the service sheds load (503 `overloaded`, MEMORY_BUDGET_MB). */
+    admission?: Admission;
   },
   key: SessionKey,
   body: AppendTurnsBody,
   fallbackTurnId: (index: number) => string = () => deps.ids.newId(),
 ): Promise<AppendTurnsResult> {
   // Before anything is written, artifacts of offloaded turns included.
+  deps.admission?.admit();
   await refuseWhileForgetting(deps, key, 'before');
   const now = deps.clock.now();
   const drafts: EventDraft[] = body.turns.map((turn, index) => ({

@@ -207,3 +207,10 @@ export interface Deps extends Stores {
   ids: Ids;
   memory: MemoryConfig;
 }
+
+/** Whether the service takes appends now (shared/platform/memory-budget.ts): `admit` throws `overloaded` while it sheds load. */
+export interface Admission {
+  admit(): void;
+  /** Resolves once appends are taken; throws `overloaded` after `maxWaitMs` (a queue consumer then leaves the message queued). */
+  whenAdmitted(maxWaitMs: number): Promise<void>;
+}

@@ -18,5 +18,10 @@ export const HealthResponse = z.object({
   modelCalls: z.record(z.string(), OperationTotals),
   /** Events the projection could not apply and set aside; each session's status lists its own. */
   projection: z.object({ setAsideEvents: z.number().int().nonnegative() }),
+  /**
+   * With MEMORY_BUDGET_MB: `ok`, `shedding` (over 80% of the budget: caches dropped) or `overloaded` (over 90%: appends
+   * answered 503 `overloaded`), with the budget and the last reading of the resident set, in MB.
+   */
+  memoryBudget: z.object({ state: z.enum(['ok', 'shedding', 'overloaded']), budgetMb: z.number().int(), rssMb: z.number().int() }).optional(),
 });
 export type HealthResponse = z.infer<typeof HealthResponse>;

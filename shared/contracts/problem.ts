@@ -29,6 +29,8 @@ export const ErrorCode = z.enum([
   'request_timeout',
   'context_budget_exceeded',
   'upstream_unavailable',
+  /** The service is over its memory budget (MEMORY_BUDGET_MB) and takes no appends for now: retry after `Retry-After` seconds (503). */
+  'overloaded',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;

@@ -18,6 +18,7 @@ import { PostgresApiKeyStore } from '../adapters/postgres/api-keys.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import type { SlotStore } from '../application/slot-ports.js';
 import { PostgresSlotStore } from '../adapters/postgres/slots.js';
+import { MemoryBudget, type Shed } from './memory-budget.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -40,6 +41,8 @@ export interface Runtime extends Deps {
   auth: Authenticator;
   /** Slots (core memory): one event stream per slot. */
   slots: SlotStore;
+  /** MEMORY_BUDGET_MB > 0: the governor that sheds caches and refuses appends over the budget (memory-budget.ts). */
+  admission?: MemoryBudget;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
@@ -65,7 +68,10 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
   return blobs;
 }
 
-async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys' | 'slots'> & Stores & { artifacts: ArtifactStore }> {
+async function openStores(
+  s: Settings,
+  embeddingModel: string,
+): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys' | 'slots'> & Stores & { artifacts: ArtifactStore; sheds?: Shed[] }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -106,11 +112,20 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
       await stores.close();
     },
     search,
+    // What the memory budget's soft mark drops: the snapshots, largest first (rebuilt on their users' next searches).
+    ...(snapshots && { sheds: [(bytes: number) => snapshots.shed(bytes)] }),
     artifacts: new PostgresArtifactStore(db),
     forgets: new PostgresForgetStore(db, snapshots),
     apiKeys: new PostgresApiKeyStore(db),
     slots: new PostgresSlotStore(db),
   };
+}
+
+/** MEMORY_BUDGET_MB: the governor, shedding `sheds` and V8's garbage (`node --expose-gc`: npm start passes it). */
+function memoryBudget(budgetMb: number, sheds: Shed[]): MemoryBudget {
+  const collectGarbage = (globalThis as { gc?: () => void }).gc;
+  if (!collectGarbage) console.warn('MEMORY_BUDGET_MB without node --expose-gc: over the soft mark only caches are dropped, and garbage waits for V8 (README, Bounded memory)');
+  return new MemoryBudget({ budgetBytes: budgetMb * 2 ** 20, sheds, ...(collectGarbage && { collectGarbage }), log: (line) => console.warn(line) });
 }
 
 /** The API key store alone, for `npm run keys` (no models, no other stores). */
@@ -131,12 +146,16 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
   const meter = new UsageMeter();
   // The offline models' thread starts on first use; closing the runtime terminates it, after the stores.
   const { close: closeModels, ...models } = await openModels(s, meter);
-  const { artifacts, close: closeStores, ...stores } = await openStores(s, models.embedder.model);
+  const { artifacts, sheds, close: closeStores, ...stores } = await openStores(s, models.embedder.model);
   const blobs = await openBlobs(s);
+  const admission = s.MEMORY_BUDGET_MB > 0 ? memoryBudget(s.MEMORY_BUDGET_MB, sheds ?? []) : undefined;
+  admission?.start();
   return {
     settings: s,
     ...stores,
+    ...(admission && { admission }),
     close: async () => {
+      admission?.stop();
       try {
         await closeStores();
       } finally {

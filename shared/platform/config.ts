@@ -53,6 +53,11 @@ export const Settings = z.object({
    * (README, Fact search); a user larger than this is ranked in SQL. 0 = always SQL. Unused with DATABASE_URL.
    */
   SEARCH_SNAPSHOT_ROWS: int(100_000, 0),
+  /**
+   * Resident memory the process should stay under, in MB (README, Bounded memory); 0 = no budget. Over 80% it drops
+   * search snapshots; over 90% appends are refused with 503 `overloaded` and Retry-After until it is back under 85%.
+   */
+  MEMORY_BUDGET_MB: z.coerce.number().int().max(1_048_576).refine((mb) => mb === 0 || mb >= 128, 'at least 128 (MB), or 0 for no budget').default(0),
   /** Facts a search returns unless the request sets topK. */
   TOP_K_FACTS: int(5, 1, 100),
   /** Turns with more tokens than this are stored as artifacts at append; the event keeps a MemoryRef. */

@@ -27,6 +27,7 @@ export const PROBLEM_STATUS: Record<ErrorCode, number> = {
   request_timeout: 408,
   context_budget_exceeded: 422,
   upstream_unavailable: 503,
+  overloaded: 503,
   internal: 500,
 };
 
@@ -48,6 +49,7 @@ const TITLE: Record<ErrorCode, string> = {
   request_timeout: 'The request body did not arrive in time',
   context_budget_exceeded: 'The context does not fit the token budget',
   upstream_unavailable: 'A backing service is unavailable',
+  overloaded: 'The service is overloaded; retry later',
   internal: 'Internal error',
 };
 
@@ -64,6 +66,7 @@ export function problem(error: MemoryError, instance?: string): HttpResponseInit
   };
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (error.code === 'unauthorized') headers['www-authenticate'] = 'Bearer realm="agent-memory"';
+  if (error.code === 'overloaded') headers['retry-after'] = String(error.details.retryAfter ?? 1);
   return { status, jsonBody: body, headers };
 }
 

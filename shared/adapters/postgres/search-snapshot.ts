@@ -64,6 +64,15 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.snapshots.held(userId);
   }
 
+  /**
+   * The memory budget's soft mark (shared/platform/memory-budget.ts): drops snapshots, largest first, until about
+   * `bytes` are freed, then the builds under way; returns the bytes reckoned freed. Their users' next searches rank in
+   * SQL while the snapshots are built again.
+   */
+  shed(bytes: number): number {
+    return this.snapshots.shed(bytes);
+  }
+
   /** The bytes of the typed arrays held for the user (vectors' codes, postings): what a heap count leaves out. */
   arrayBytes(userId: string): number {
     return this.snapshots.arrayBytes(userId);
@@ -223,6 +232,8 @@ interface ReadBatch {
 /** The distances to the query a batch reads: `d0` the turn's or the content's vector, `d1` the summary's. */
 type Distances = { d0?: number | null; d1?: number | null };
 
+/** A snapshot's heap a row besides its typed arrays, as measured on LoCoMo (README, Fact search): the memory budget's reckoning. */
+const HEAP_BYTES_PER_ROW = 445;
 /** Users warmed at start, at most. */
 const WARM_USERS = 16;
 /** Rows loaded per statement while building or bringing a snapshot up to date. */
@@ -326,6 +337,18 @@ class SearchSnapshots {
 
   held(userId: string): number {
     return this.snapshots.get(userId)?.rows ?? 0;
+  }
+
+  shed(bytes: number): number {
+    let freed = 0;
+    for (const [userId, snapshot] of [...this.snapshots].sort(([, a], [, b]) => b.bytes - a.bytes)) {
+      if (freed >= bytes) return freed;
+      this.evict(userId);
+      freed += snapshot.bytes;
+    }
+    // Still short: a build would soon hold as much again.
+    if (freed < bytes) for (const userId of [...this.builds.keys()]) this.evict(userId);
+    return freed;
   }
 
   arrayBytes(userId: string): number {
@@ -496,6 +519,11 @@ class UserSnapshot {
   /** Bytes held in typed arrays (vectors' codes and norms, packed postings); the rest is in the JavaScript heap. */
   get arrayBytes(): number {
     return this.turns.arrayBytes + this.windows.arrayBytes;
+  }
+
+  /** What the snapshot holds in all, reckoned: its typed arrays and HEAP_BYTES_PER_ROW a row. */
+  get bytes(): number {
+    return this.arrayBytes + this.rows * HEAP_BYTES_PER_ROW;
   }
 
   /** After a build: the postings give back their spare room. */
