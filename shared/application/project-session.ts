@@ -6,6 +6,7 @@ import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
+import { periodReferredTo, type Period } from '../domain/time-expressions.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
 import type { ForgetStore } from './forget-ports.js';
 import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
@@ -187,6 +188,7 @@ async function writeDerived(
       text: turnTexts[i]!,
       matchText: matchTexts[i]!,
       timestamp: t.data.timestamp,
+      ...referredPeriod(t),
       embeddingModel: deps.embedder.model,
       vector: vectors[offset + i]!,
     })),
@@ -364,6 +366,12 @@ export async function projectChanges(deps: ProjectionDeps, events: readonly Memo
 }
 
 const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;
+
+/** The period the turn's own words refer to ("last week"), resolved against its own time, never the clock. */
+function referredPeriod(t: TurnAppended): { refers?: Period } {
+  const refers = t.data.content ? periodReferredTo(t.data.content, new Date(t.data.timestamp)) : undefined;
+  return refers ? { refers } : {};
+}
 
 /** What search matches for a turn: the speaker and what was said (a turn of only tool calls: the calls). */
 const searchableText = (t: TurnAppended): string => `${speakerOf(t)}: ${t.data.content || renderToolCalls(t.data.toolCalls ?? [])}`;

@@ -27,7 +27,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   const retrievers: Retriever[] = body.retrievers ?? ['fulltext', 'vector'];
   // Participants' names say whose turns to favour (the named-speaker boost), not what to match: as words they match
   // turns that address or follow that person. The conversation sources are searched without them.
-  const speakers = await deps.search.speakers(userId);
+  const [speakers, latest] = await Promise.all([deps.search.speakers(userId), deps.search.latestTurnTime(userId)]);
   const text = withoutParticipantNames(body.query, speakers);
   const vector = retrievers.includes('vector') ? (await deps.embedder.embed([text]))[0] : undefined;
   const query: SearchQuery = {
@@ -46,8 +46,10 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, reader, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
     insightAndSummaryLists(deps, query, retrievers, sources),
   ]);
-  // Parsed while the searches run: the date parser is the costly part of reading a query.
-  const period = periodNamedIn(body.query, deps.clock.now());
+  // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last
+  // summer") are read from where the user's memory ends, not from the wall clock: for a live user the two are close,
+  // and for history recorded or imported long ago only the former is right. No turn yet: now.
+  const period = periodNamedIn(body.query, latest ? new Date(latest) : deps.clock.now());
   const [turnLists, windowLists, artifacts, { insights, summaries }] = await searches;
 
   const lists = <H, C>(found: readonly H[][], rankings: readonly Ranking[], candidate: (hit: H) => C): RankedList<C>[] =>
@@ -157,7 +159,7 @@ const turnFact = (t: TurnHit): FactDraft => ({
   timestamp: t.timestamp,
 });
 
-const turnCandidate = (t: TurnHit): TurnCandidate => ({ fact: turnFact(t), sessionId: t.sessionId, seq: t.seq, speaker: t.speaker });
+const turnCandidate = (t: TurnHit): TurnCandidate => ({ fact: turnFact(t), sessionId: t.sessionId, seq: t.seq, speaker: t.speaker, refers: t.refers });
 
 const windowFact = (w: WindowHit): FactDraft => ({
   id: w.id,

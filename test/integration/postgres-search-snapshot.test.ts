@@ -56,7 +56,9 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
     const turns: IndexedTurn[] = [];
     for (let i = from; i < to; i++) {
       const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}`;
-      turns.push({ userId, sessionId: `s${i % 5}`, seq: i + 1, turnId: `t${i}`, agentId: i % 3 ? 'agent-a' : 'agent-b', speaker: 'user', text, matchText: `${sentence()}\n${text}`, timestamp: at(i), embeddingModel: MODEL, vector: vector() });
+      // Every fourth turn refers to a period ("last week"), which hits carry.
+      const refers = i % 4 === 0 ? { refers: { from: at(i - 60), to: at(i - 30) } } : {};
+      turns.push({ userId, sessionId: `s${i % 5}`, seq: i + 1, turnId: `t${i}`, agentId: i % 3 ? 'agent-a' : 'agent-b', speaker: 'user', text, matchText: `${sentence()}\n${text}`, timestamp: at(i), ...refers, embeddingModel: MODEL, vector: vector() });
     }
     await sql.indexTurns(turns);
     await interactions.upsert(
@@ -116,6 +118,7 @@ describe('in-process search snapshots (PGlite)', () => {
     const { db, sql, vector } = await corpus();
     const snapshot = snapshots(db, 10_000);
     expect(await snapshot.warm('u')).toBe(true);
+    let referring = 0;
     for (const text of QUERIES) {
       for (const filters of FILTERS) {
         const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters };
@@ -125,9 +128,19 @@ describe('in-process search snapshots (PGlite)', () => {
           expect(keys(got), `${list.join(' ')} "${text}" ${JSON.stringify(filters)}`).toEqual(keys(expected));
           expect(got.every((h) => !h.shown)).toBe(true); // ranked without reading the rows
           expect(await shown(snapshot, 'u', got)).toEqual(expected);
+          for (const h of expected) {
+            if (h.kind !== 'turn' || !h.refers) continue;
+            referring++;
+            expect(h.refers).toEqual({ from: at(h.seq - 61), to: at(h.seq - 31) }); // as the corpus indexed it
+          }
         }
       }
     }
+    // The turns' referred periods were compared too: the hits held some.
+    expect(referring).toBeGreaterThan(0);
+    // Where the user's memory ends: their latest turn.
+    expect(await snapshot.latestTurnTime('u')).toBe(at(119));
+    expect(await snapshot.latestTurnTime('nobody')).toBeUndefined();
     // Another model's query vector matches nothing; a user with no rows has nothing.
     expect(await snapshot.turns({ userId: 'u', text: '', vector: { model: 'other-model', values: vector() }, limit: 5, filters: {} }, 'vector')).toEqual([]);
     expect(await snapshot.interactions({ userId: 'nobody', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toEqual([]);
@@ -170,6 +183,7 @@ describe('in-process search snapshots (PGlite)', () => {
     const counted: SearchIndex = {
       indexTurns: (turns) => snapshot.indexTurns(turns),
       speakers: (userId) => snapshot.speakers(userId),
+      latestTurnTime: (userId) => snapshot.latestTurnTime(userId),
       turns: (query, retriever) => snapshot.turns(query, retriever),
       interactions: (query, retriever) => snapshot.interactions(query, retriever),
       show: (userId, hits) => {

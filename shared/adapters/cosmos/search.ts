@@ -89,7 +89,7 @@ export interface FilterShape {
 /** What each granularity selects, how it is told apart, and where its filters look. */
 const SHAPES = {
   turn: {
-    select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp',
+    select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp, c.refersFrom, c.refersTo',
     base: ["c.kind = 'turn'"],
     session: 'c.sessionId = @sessionId',
     agent: 'c.agentId = @agentId',
@@ -189,6 +189,14 @@ export function buildFullTextQuery(query: SearchQuery, granularity: Granularity,
 }
 
 /**
+ * The time of the user's latest turn document: the top of the range index on `/timestamp` within their partition, one
+ * document read whatever their turns.
+ */
+export function buildLatestTurnQuery(userId: string): SqlQuerySpec {
+  return { query: `SELECT TOP 1 VALUE c.timestamp FROM c WHERE c.userId = @userId AND ${SHAPES.turn.base.join(' AND ')} ORDER BY c.timestamp DESC`, parameters: [{ name: '@userId', value: userId }] };
+}
+
+/**
  * The user's speakers: distinct `speaker` values of their turn documents, inside their partition. Cosmos serves it from
  * the range index on `/speaker`; its charge grows with the user's distinct speakers, not with their turns.
  */
@@ -252,6 +260,8 @@ export function turnDocument(turn: IndexedTurn) {
     content: turn.matchText,
     text: turn.text,
     timestamp: new Date(turn.timestamp).toISOString(),
+    // The period the turn refers to ("last week", resolved when indexed), as normalised instants like `timestamp`.
+    ...(turn.refers && { refersFrom: new Date(turn.refers.from).toISOString(), refersTo: new Date(turn.refers.to).toISOString() }),
     embeddingModel: turn.embeddingModel,
     contentVector: turn.vector,
   };
@@ -265,6 +275,8 @@ const TurnRow = z.object({
   speaker: z.string(),
   text: z.string(),
   timestamp: z.string(),
+  refersFrom: z.string().nullish(),
+  refersTo: z.string().nullish(),
 });
 
 const WindowRow = z.object({
@@ -279,7 +291,16 @@ const WindowRow = z.object({
 
 export function toTurnHit(row: unknown): TurnHit {
   const r = TurnRow.parse(row);
-  return { kind: 'turn', sessionId: r.sessionId, seq: r.seq, ...(r.agentId && { agentId: r.agentId }), speaker: r.speaker, timestamp: r.timestamp, shown: { turnId: r.turnId, text: r.text } };
+  return {
+    kind: 'turn',
+    sessionId: r.sessionId,
+    seq: r.seq,
+    ...(r.agentId && { agentId: r.agentId }),
+    speaker: r.speaker,
+    timestamp: r.timestamp,
+    ...(r.refersFrom && r.refersTo && { refers: { from: r.refersFrom, to: r.refersTo } }),
+    shown: { turnId: r.turnId, text: r.text },
+  };
 }
 
 export function toWindowHit(row: unknown): WindowHit {
@@ -306,6 +327,11 @@ export class CosmosSearchIndex implements SearchIndex {
 
   async speakers(userId: string): Promise<string[]> {
     return (await this.run(userId, buildSpeakersQuery(userId))).filter((s): s is string => typeof s === 'string');
+  }
+
+  async latestTurnTime(userId: string): Promise<string | undefined> {
+    const [latest] = await this.run(userId, buildLatestTurnQuery(userId));
+    return typeof latest === 'string' ? latest : undefined;
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
