@@ -193,7 +193,7 @@ export function buildFullTextQuery(query: SearchQuery, granularity: Granularity,
  * document read whatever their turns.
  */
 export function buildLatestTurnQuery(userId: string): SqlQuerySpec {
-  return { query: `SELECT TOP 1 VALUE c.timestamp FROM c WHERE c.userId = @userId AND ${SHAPES.turn.base.join(' AND ')} ORDER BY c.timestamp DESC`, parameters: [{ name: '@userId', value: userId }] };
+  return { query: `SELECT TOP 1 c.timestamp FROM c WHERE c.userId = @userId AND ${SHAPES.turn.base.join(' AND ')} ORDER BY c.timestamp DESC`, parameters: [{ name: '@userId', value: userId }] };
 }
 
 /**
@@ -330,8 +330,8 @@ export class CosmosSearchIndex implements SearchIndex {
   }
 
   async latestTurnTime(userId: string): Promise<string | undefined> {
-    const [latest] = await this.run(userId, buildLatestTurnQuery(userId));
-    return typeof latest === 'string' ? latest : undefined;
+    const [latest] = (await this.run(userId, buildLatestTurnQuery(userId))) as { timestamp?: unknown }[];
+    return typeof latest?.timestamp === 'string' ? latest.timestamp : undefined;
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isWithin, overlaps, periodNamedIn, periodReferredTo } from '../../../shared/domain/time-expressions.js';
+import { isWithin, overlaps, periodNamedIn, periodReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
 
 const now = new Date('2026-11-22T10:00:00Z');
 
@@ -74,5 +74,14 @@ describe('overlaps', () => {
     expect(overlaps(may, { from: '2026-05-31T23:59:59.999Z', to: '2026-06-02T00:00:00.000Z' })).toBe(true);
     expect(overlaps(may, { from: '2026-01-01T00:00:00.000Z', to: '2026-12-31T23:59:59.999Z' })).toBe(true);
     expect(overlaps(may, { from: '2026-06-01T00:00:00.000Z', to: '2026-06-02T00:00:00.000Z' })).toBe(false);
+  });
+});
+
+describe('periodWords', () => {
+  it('names a day, a stretch within a month, up to three months, and longer spans by their years', () => {
+    expect(periodWords({ from: '2021-09-14T00:00:00.000Z', to: '2021-09-14T23:59:59.999Z' })).toBe('14 September 2021');
+    expect(periodWords({ from: '2021-09-06T00:00:00.000Z', to: '2021-09-12T23:59:59.999Z' })).toBe('September 2021');
+    expect(periodWords({ from: '2021-12-27T00:00:00.000Z', to: '2022-01-02T23:59:59.999Z' })).toBe('December 2021 January 2022');
+    expect(periodWords({ from: '2014-01-01T00:00:00.000Z', to: '2014-12-31T23:59:59.999Z' })).toBe('2014');
   });
 });
