@@ -27,7 +27,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   const retrievers: Retriever[] = body.retrievers ?? ['fulltext', 'vector'];
   // Participants' names say whose turns to favour (the named-speaker boost), not what to match: as words they match
   // turns that address or follow that person. The conversation sources are searched without them.
-  const [speakers, latest] = await Promise.all([deps.search.speakers(userId), deps.search.latestTurnTime(userId)]);
+  const speakers = await deps.search.speakers(userId);
   const text = withoutParticipantNames(body.query, speakers);
   const vector = retrievers.includes('vector') ? (await deps.embedder.embed([text]))[0] : undefined;
   const query: SearchQuery = {
@@ -46,10 +46,9 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, reader, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
     insightAndSummaryLists(deps, query, retrievers, sources),
   ]);
-  // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last
-  // summer") are read from where the user's memory ends, not from the wall clock: for a live user the two are close,
-  // and for history recorded or imported long ago only the former is right. No turn yet: now.
-  const period = periodNamedIn(body.query, latest ? new Date(latest) : deps.clock.now());
+  // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last week")
+  // are the asker's, so read from now (reading them from the user's latest turn measured worse: README, Fact search).
+  const period = periodNamedIn(body.query, deps.clock.now());
   const [turnLists, windowLists, artifacts, { insights, summaries }] = await searches;
 
   const lists = <H, C>(found: readonly H[][], rankings: readonly Ranking[], candidate: (hit: H) => C): RankedList<C>[] =>

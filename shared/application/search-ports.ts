@@ -77,8 +77,6 @@ export interface SearchIndex {
   indexTurns(turns: readonly IndexedTurn[]): Promise<void>;
   /** Everyone who speaks in the user's indexed turns (`IndexedTurn.speaker`), each once. */
   speakers(userId: string): Promise<string[]>;
-  /** The time of the user's latest indexed turn: where their memory ends, the anchor of a query's relative dates. */
-  latestTurnTime(userId: string): Promise<string | undefined>;
   turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]>;
   interactions(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]>;
   /**

@@ -45,12 +45,11 @@ function periodsIn(text: string, anchor: Date): Found[] {
 
 /**
  * The first calendar period a query names ("last May", "in July 2023", "on 8 May, 2023", "last week"), read relative
- * to `anchor` in UTC, or undefined. The anchor is the end of the user's memory (their latest turn), not the wall clock:
- * "last summer" in a question about conversations recorded years ago means the summer before them. Periods after the
- * anchor are kept: a turn can refer to a plan ("next month"), see periodReferredTo.
+ * to `now` in UTC, or undefined. Periods after `now` are kept: a turn can refer to a plan ("next month", see
+ * periodReferredTo).
  */
-export function periodNamedIn(text: string, anchor: Date): Period | undefined {
-  const [first] = periodsIn(text, anchor);
+export function periodNamedIn(text: string, now: Date): Period | undefined {
+  const [first] = periodsIn(text, now);
   return first && { from: first.from, to: first.to };
 }
 

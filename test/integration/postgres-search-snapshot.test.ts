@@ -138,9 +138,6 @@ describe('in-process search snapshots (PGlite)', () => {
     }
     // The turns' referred periods were compared too: the hits held some.
     expect(referring).toBeGreaterThan(0);
-    // Where the user's memory ends: their latest turn.
-    expect(await snapshot.latestTurnTime('u')).toBe(at(119));
-    expect(await snapshot.latestTurnTime('nobody')).toBeUndefined();
     // Another model's query vector matches nothing; a user with no rows has nothing.
     expect(await snapshot.turns({ userId: 'u', text: '', vector: { model: 'other-model', values: vector() }, limit: 5, filters: {} }, 'vector')).toEqual([]);
     expect(await snapshot.interactions({ userId: 'nobody', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toEqual([]);
@@ -183,7 +180,6 @@ describe('in-process search snapshots (PGlite)', () => {
     const counted: SearchIndex = {
       indexTurns: (turns) => snapshot.indexTurns(turns),
       speakers: (userId) => snapshot.speakers(userId),
-      latestTurnTime: (userId) => snapshot.latestTurnTime(userId),
       turns: (query, retriever) => snapshot.turns(query, retriever),
       interactions: (query, retriever) => snapshot.interactions(query, retriever),
       show: (userId, hits) => {

@@ -158,29 +158,5 @@ export function describeStoreContract(name: string, open: () => Promise<Stores>)
       });
     });
 
-    describe('search index', () => {
-      it('takes turns with the period they refer to, and tells where the user\'s memory ends: their latest turn', async () => {
-        const key = freshKey();
-        const turn = (seq: number, timestamp: string, refers?: { from: string; to: string }) => ({
-          ...key,
-          seq,
-          turnId: `t${seq}`,
-          speaker: 'user',
-          text: `user: turn ${seq}`,
-          matchText: `user: turn ${seq}`,
-          timestamp,
-          ...(refers && { refers }),
-          embeddingModel: 'test-3',
-          vector: [seq, 0.5, -1],
-        });
-        expect(await stores.search.latestTurnTime(key.userId)).toBeUndefined();
-        // Said in 2019 and recorded now: the memory ends at the later turn, not at the clock.
-        await stores.search.indexTurns([
-          turn(2, '2019-02-13T18:05:00.000Z'),
-          turn(1, '2019-02-13T18:00:00+01:00', { from: '2019-02-12T00:00:00.000Z', to: '2019-02-12T23:59:59.999Z' }),
-        ]);
-        expect(await stores.search.latestTurnTime(key.userId)).toBe('2019-02-13T18:05:00.000Z');
-      });
-    });
   });
 }

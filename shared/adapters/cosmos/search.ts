@@ -189,14 +189,6 @@ export function buildFullTextQuery(query: SearchQuery, granularity: Granularity,
 }
 
 /**
- * The time of the user's latest turn document: the top of the range index on `/timestamp` within their partition, one
- * document read whatever their turns.
- */
-export function buildLatestTurnQuery(userId: string): SqlQuerySpec {
-  return { query: `SELECT TOP 1 c.timestamp FROM c WHERE c.userId = @userId AND ${SHAPES.turn.base.join(' AND ')} ORDER BY c.timestamp DESC`, parameters: [{ name: '@userId', value: userId }] };
-}
-
-/**
  * The user's speakers: distinct `speaker` values of their turn documents, inside their partition. Cosmos serves it from
  * the range index on `/speaker`; its charge grows with the user's distinct speakers, not with their turns.
  */
@@ -327,11 +319,6 @@ export class CosmosSearchIndex implements SearchIndex {
 
   async speakers(userId: string): Promise<string[]> {
     return (await this.run(userId, buildSpeakersQuery(userId))).filter((s): s is string => typeof s === 'string');
-  }
-
-  async latestTurnTime(userId: string): Promise<string | undefined> {
-    const [latest] = (await this.run(userId, buildLatestTurnQuery(userId))) as { timestamp?: unknown }[];
-    return typeof latest?.timestamp === 'string' ? latest.timestamp : undefined;
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {

@@ -88,10 +88,6 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.sql.speakers(userId);
   }
 
-  latestTurnTime(userId: string): Promise<string | undefined> {
-    return this.sql.latestTurnTime(userId);
-  }
-
   turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
     return this.snapshots.searching(() => this.rankTurns(query, retriever));
   }

@@ -224,12 +224,6 @@ export class PostgresSearchIndex implements SearchIndex {
     return row?.speakers ?? [];
   }
 
-  /** One descent of memory_turns_by_time. */
-  async latestTurnTime(userId: string): Promise<string | undefined> {
-    const [row] = await this.db.query<{ at: Date | string | null }>('SELECT max(occurred_at) AS at FROM memory_turns WHERE user_id = $1', [userId]);
-    return row?.at ? new Date(row.at).toISOString() : undefined;
-  }
-
   show(userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }> {
     return showHits(this.db, userId, hits);
   }

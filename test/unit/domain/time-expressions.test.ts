@@ -4,7 +4,7 @@ import { isWithin, overlaps, periodNamedIn, periodReferredTo, periodWords } from
 const now = new Date('2026-11-22T10:00:00Z');
 
 describe('periodNamedIn', () => {
-  it('reads a named month, with or without its year, relative to the anchor', () => {
+  it('reads a named month, with or without its year, relative to now', () => {
     expect(periodNamedIn('What did I say last May?', now)).toEqual({ from: '2026-05-01T00:00:00.000Z', to: '2026-05-31T23:59:59.999Z' });
     expect(periodNamedIn('What did Mel paint in July 2023?', now)).toEqual({ from: '2023-07-01T00:00:00.000Z', to: '2023-07-31T23:59:59.999Z' });
   });
@@ -20,9 +20,8 @@ describe('periodNamedIn', () => {
     expect(periodNamedIn('Does the user have a dog?', now)).toBeUndefined();
   });
 
-  it('reads relative dates from the anchor it is given (the end of the memory), and keeps future periods: plans', () => {
-    const memoryEnds = new Date('2019-03-14T18:00:00Z');
-    expect(periodNamedIn('what did I cook last week?', memoryEnds)).toEqual({ from: '2019-03-04T00:00:00.000Z', to: '2019-03-10T23:59:59.999Z' });
+  it('reads relative dates from the time it is given, and keeps future periods: plans', () => {
+    expect(periodNamedIn('what did I cook last week?', new Date('2019-03-14T18:00:00Z'))).toEqual({ from: '2019-03-04T00:00:00.000Z', to: '2019-03-10T23:59:59.999Z' });
     expect(periodNamedIn('What are my plans for June?', now)).toEqual({ from: '2027-06-01T00:00:00.000Z', to: '2027-06-30T23:59:59.999Z' });
   });
 });

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   buildFullTextQuery,
   buildHybridQuery,
-  buildLatestTurnQuery,
   buildSpeakersQuery,
   buildVectorQuery,
   CosmosSearchIndex,
@@ -312,17 +311,6 @@ describe('CosmosSearchIndex', () => {
     expect(await index.turns(query({ text: 'and then?' }), 'fulltext')).toEqual([]);
     expect(await index.interactions(query({ limit: 0 }), 'fulltext')).toEqual([]);
     expect(queries).toEqual([]);
-  });
-
-  it("reads the user's latest turn time from the top of the timestamp order, in the user partition", async () => {
-    const { container, queries } = fakeContainer([{ timestamp: '2023-05-25T09:00:00.000Z' }]);
-    expect(await new CosmosSearchIndex(container).latestTurnTime('u-1')).toBe('2023-05-25T09:00:00.000Z');
-    expect(queries).toEqual([{ spec: buildLatestTurnQuery('u-1'), options: { partitionKey: 'u-1' } }]);
-    expect(buildLatestTurnQuery('u-1')).toEqual({
-      query: "SELECT TOP 1 c.timestamp FROM c WHERE c.userId = @userId AND c.kind = 'turn' ORDER BY c.timestamp DESC",
-      parameters: [{ name: '@userId', value: 'u-1' }],
-    });
-    expect(await new CosmosSearchIndex(fakeContainer([]).container).latestTurnTime('nobody')).toBeUndefined();
   });
 
   it('fails on a row that is not a search document instead of returning a partial hit', async () => {
