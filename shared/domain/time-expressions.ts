@@ -78,14 +78,15 @@ export const overlaps = (a: Period, b: Period): boolean => a.from <= b.to && b.f
 const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
 /**
- * A period as the words a question names it with, for full-text matching: a day as "14 September 2021", a stretch within
- * one month as "September 2021", up to three months as their names and years ("June July 2022"), anything longer as
- * its years ("2019", "2019 2020").
+ * A period as the words a question names it with, for full-text matching: a day as "14 September", a stretch within
+ * one month as "September", up to three months as their names ("June July"), anything longer as its years ("2019",
+ * "2019 2020"). A day or a month goes without its year: the named-period boost matches the year exactly, and as a
+ * word "2021" would match every turn of that year to a question about one of its months.
  */
 export function periodWords({ from, to }: Period): string {
   const start = new Date(from);
   const end = new Date(to);
-  const month = (d: Date) => `${MONTH_NAMES[d.getUTCMonth()]!} ${d.getUTCFullYear()}`;
+  const month = (d: Date) => MONTH_NAMES[d.getUTCMonth()]!;
   if (from.slice(0, 10) === to.slice(0, 10)) return `${start.getUTCDate()} ${month(start)}`;
   const months: string[] = [];
   for (let d = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1)); d <= end && months.length <= 3; d.setUTCMonth(d.getUTCMonth() + 1)) months.push(month(d));
