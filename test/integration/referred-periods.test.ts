@@ -29,6 +29,8 @@ describe('the period a turn refers to', () => {
     expect(bySeq.get(1)?.refers).toEqual({ from: '2019-02-12T00:00:00.000Z', to: '2019-02-12T23:59:59.999Z' });
     expect(bySeq.get(2)).toBeDefined();
     expect(bySeq.get(2)?.refers).toBeUndefined();
+    // And matched as words: a question naming the month without its year finds it.
+    expect((await runtime.search.turns({ userId: key.userId, text: 'in February', limit: 10, filters: {} }, 'fulltext')).map((h) => h.seq)).toEqual([1]);
   });
 
   it('given a query naming a day, then a turn said later that refers to that day scores as if said on it', async () => {
