@@ -6,6 +6,7 @@ import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
+import { periodReferredTo, periodWords, type Period } from '../domain/time-expressions.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
 import type { ForgetStore } from './forget-ports.js';
 import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
@@ -171,6 +172,8 @@ async function writeDerived(
     const at = earlier.length + i;
     return context.slice(Math.max(0, at - MATCH_CONTEXT_TURNS), at + 1).join('\n');
   });
+  // A turn's referred period is matched as the words a question would name it with ("8 May", "last month" as "April").
+  const referred = newTurns.map(referredPeriod);
   const texts = [...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts, ...(summary ? [summary.data.summary] : [])];
   if (texts.length === 0) return {};
 
@@ -185,8 +188,9 @@ async function writeDerived(
       ...(t.data.agentId && { agentId: t.data.agentId }),
       speaker: speakerOf(t),
       text: turnTexts[i]!,
-      matchText: matchTexts[i]!,
+      matchText: matchTexts[i]! + (referred[i]?.refers ? `\n${periodWords(referred[i].refers)}` : ''),
       timestamp: t.data.timestamp,
+      ...referred[i],
       embeddingModel: deps.embedder.model,
       vector: vectors[offset + i]!,
     })),
@@ -364,6 +368,12 @@ export async function projectChanges(deps: ProjectionDeps, events: readonly Memo
 }
 
 const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;
+
+/** The period the turn's own words refer to ("last week"), resolved against its own time, never the clock. */
+function referredPeriod(t: TurnAppended): { refers?: Period } {
+  const refers = t.data.content ? periodReferredTo(t.data.content, new Date(t.data.timestamp)) : undefined;
+  return refers ? { refers } : {};
+}
 
 /** What search matches for a turn: the speaker and what was said (a turn of only tool calls: the calls). */
 const searchableText = (t: TurnAppended): string => `${speakerOf(t)}: ${t.data.content || renderToolCalls(t.data.toolCalls ?? [])}`;

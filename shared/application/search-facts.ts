@@ -46,7 +46,8 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, reader, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
     insightAndSummaryLists(deps, query, retrievers, sources),
   ]);
-  // Parsed while the searches run: the date parser is the costly part of reading a query.
+  // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last week")
+  // are the asker's, so read from now (reading them from the user's latest turn measured worse: README, Fact search).
   const period = periodNamedIn(body.query, deps.clock.now());
   const [turnLists, windowLists, artifacts, { insights, summaries }] = await searches;
 
@@ -157,7 +158,7 @@ const turnFact = (t: TurnHit): FactDraft => ({
   timestamp: t.timestamp,
 });
 
-const turnCandidate = (t: TurnHit): TurnCandidate => ({ fact: turnFact(t), sessionId: t.sessionId, seq: t.seq, speaker: t.speaker });
+const turnCandidate = (t: TurnHit): TurnCandidate => ({ fact: turnFact(t), sessionId: t.sessionId, seq: t.seq, speaker: t.speaker, refers: t.refers });
 
 const windowFact = (w: WindowHit): FactDraft => ({
   id: w.id,

@@ -1,4 +1,5 @@
 import type { Retriever } from '../contracts/facts.js';
+import type { Period } from '../domain/time-expressions.js';
 
 /** One turn as the search index holds it: the text that is matched, and its provenance. */
 export interface IndexedTurn {
@@ -14,6 +15,8 @@ export interface IndexedTurn {
   /** What full text matches: the turn with the turns before it. */
   matchText: string;
   timestamp: string;
+  /** The period the turn's text refers to, resolved against its timestamp (time-expressions.ts `periodReferredTo`). */
+  refers?: Period;
   embeddingModel: string;
   vector: number[];
 }
@@ -45,6 +48,8 @@ export interface TurnHit {
   agentId?: string;
   speaker: string;
   timestamp: string;
+  /** The period the turn refers to (IndexedTurn.refers), when it names one. */
+  refers?: Period;
   shown?: TurnShown;
 }
 export interface TurnShown {

@@ -1,6 +1,6 @@
 import type { Fact, FactSearchResult, FactSource, Retriever } from '../contracts/facts.js';
 import { reciprocalRankFusion, RRF_K } from './ranking.js';
-import { isWithin, type Period } from './time-expressions.js';
+import { isWithin, overlaps, type Period } from './time-expressions.js';
 import { countTokens } from './tokens.js';
 
 /**
@@ -27,6 +27,8 @@ export interface TurnCandidate {
   sessionId: string;
   seq: number;
   speaker: string;
+  /** The period the turn's text refers to ("last week", resolved when it was indexed). */
+  refers?: Period | undefined;
 }
 
 /** An interaction's fact, with the turns it covers (their window's score lends to them). */
@@ -87,7 +89,8 @@ export const NEXT_TURN_WEIGHT = 0.25;
 export const NAMED_SPEAKER_BOOST = 0.3;
 /**
  * A query that names a period ("last May", "in July 2023") is about what happened then: facts from that period score
- * this much higher. A boost, not a filter (`from`/`to` filter), since a parse can be wrong. LoCoMo: R@10 +0.01.
+ * this much higher, and so do turns that refer to it ("we moved there last May", said in June). A boost, not a filter
+ * (`from`/`to` filter), since a parse can be wrong. LoCoMo: R@10 +0.01.
  */
 export const NAMED_PERIOD_BOOST = 1;
 /**
@@ -108,13 +111,16 @@ const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weig
  * (RANKING_WEIGHTS; insights and session summaries times SOURCE_WEIGHTS); a turn also inherits its window's fused
  * score (WINDOW_TO_TURN_WEIGHT) and part of the next turn's (NEXT_TURN_WEIGHT), and, said by the named speaker, scores
  * NAMED_SPEAKER_BOOST higher. Artifacts take the RRF score of their rank in their one list. Any fact from the named
- * period then scores NAMED_PERIOD_BOOST higher. Interactions lend their score to turns even when they are not asked
- * for as facts. Equal scores keep this order: turns, interactions, artifacts, insights, session summaries, each best
- * first.
+ * period, and any turn that refers to a period overlapping it, then scores NAMED_PERIOD_BOOST higher. Interactions
+ * lend their score to turns even when they are not asked for as facts. Equal scores keep this order: turns,
+ * interactions, artifacts, insights, session summaries, each best first.
  */
 export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactSource>, hints: QueryHints = {}): RankedFact[] {
   const windows = fuse(candidates.interactions, (w) => w.fact.id);
   const facts: RankedFact[] = [];
+  const { period } = hints;
+  /** Turns that refer to the named period, whatever their own time. */
+  const referring = new Set<RankedFact>();
   if (sources.has('turns')) {
     const windowScoreByTurn = new Map<string, number>();
     for (const { item, score } of windows) {
@@ -125,7 +131,9 @@ export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactS
     for (const { item, score } of turns) {
       const next = NEXT_TURN_WEIGHT * (fusedByTurn.get(turnKey(item.sessionId, item.seq + 1)) ?? 0);
       const boost = WINDOW_TO_TURN_WEIGHT * (windowScoreByTurn.get(turnKey(item.sessionId, item.seq)) ?? 0);
-      facts.push({ fact: item.fact, score: (score + next + boost) * (item.speaker === hints.namedSpeaker ? 1 + NAMED_SPEAKER_BOOST : 1) });
+      const fact = { fact: item.fact, score: (score + next + boost) * (item.speaker === hints.namedSpeaker ? 1 + NAMED_SPEAKER_BOOST : 1) };
+      facts.push(fact);
+      if (period && item.refers && overlaps(period, item.refers)) referring.add(fact);
     }
   }
   if (sources.has('interactions')) for (const { item, score } of windows) facts.push({ fact: item.fact, score });
@@ -133,8 +141,7 @@ export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactS
   if (sources.has('artifacts')) candidates.artifacts.forEach((fact, index) => facts.push({ fact, score: 1 / (RRF_K + index + 1) }));
   if (sources.has('insights')) for (const { item, score } of fuse(candidates.insights, (f) => f.id, SOURCE_WEIGHTS.insights)) facts.push({ fact: item, score });
   if (sources.has('sessionSummaries')) for (const { item, score } of fuse(candidates.sessionSummaries, (f) => f.id, SOURCE_WEIGHTS.sessionSummaries)) facts.push({ fact: item, score });
-  const { period } = hints;
-  if (period) for (const f of facts) if (isWithin(period, f.fact.timestamp)) f.score *= 1 + NAMED_PERIOD_BOOST;
+  if (period) for (const f of facts) if (referring.has(f) || isWithin(period, f.fact.timestamp)) f.score *= 1 + NAMED_PERIOD_BOOST;
   return facts.sort((a, b) => b.score - a.score);
 }
 

@@ -14,24 +14,84 @@ const parser = nlp.extend(datePlugin);
  * any of them (most queries) skips it.
  */
 const TIME_WORDS =
-  /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?|yesterday|today|week(end)?s?|months?|years?|spring|summer|autumn|fall|winter|ago|(19|20)\d\d)\b/i;
+  /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?|yesterday|today|tomorrow|tonight|days?|week(end)?s?|fortnight|months?|years?|decades?|spring|summer|autumn|fall|winter|ago|(19|20)\d\d)\b/i;
+
+/** A period found in a text, and whether it could be a forward reading of a past event (see periodReferredTo). */
+type Found = Period & { doubtful: boolean };
+
+/** A weekday or month named without a day, a year or a direction ("on Saturday", "in June"): the parser reads it forward. */
+const BARE = /^(?!.*(\d|\b(next|this|coming|upcoming|tomorrow)\b))/i;
+
+/** The calendar periods a text names, as compromise-dates reads them relative to `anchor` (UTC), in order. */
+function periodsIn(text: string, anchor: Date): Found[] {
+  if (!TIME_WORDS.test(text)) return [];
+  const today = anchor.toISOString().slice(0, 10);
+  const found: Found[] = [];
+  const doc = parser(text);
+  // Numbers as digits: the parser misses "two days ago" unless it ends the sentence, but not "2 days ago".
+  doc.numbers().toNumber();
+  doc.sentences().forEach((sentence: typeof doc) => {
+    const pastTense = sentence.has('#PastTense') && !sentence.has('(#FutureTense|will|going)');
+    for (const { text: named, dates } of sentence.dates({ timezone: 'UTC', today }).json() as { text: string; dates?: { start?: string; end?: string } }[]) {
+      if (!dates?.start || !dates.end) continue;
+      const from = new Date(dates.start);
+      const to = new Date(dates.end);
+      if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from > to) continue;
+      found.push({ from: from.toISOString(), to: to.toISOString(), doubtful: pastTense && BARE.test(named) });
+    }
+  });
+  return found;
+}
 
 /**
- * The first calendar period a text names ("last May", "in July 2023", "on 8 May, 2023", "last week"), read relative
- * to `now` in UTC, or undefined. Memory is about the past, so a period that starts after `now` (a bare "June" read as
- * next June) is not returned.
+ * The first calendar period a query names ("last May", "in July 2023", "on 8 May, 2023", "last week"), read relative
+ * to `now` in UTC, or undefined. Periods after `now` are kept: a turn can refer to a plan ("next month", see
+ * periodReferredTo).
  */
 export function periodNamedIn(text: string, now: Date): Period | undefined {
-  if (!TIME_WORDS.test(text)) return undefined;
-  const [found] = parser(text).dates({ timezone: 'UTC', today: now.toISOString().slice(0, 10) }).get() as { start?: string; end?: string }[];
-  if (!found?.start || !found.end) return undefined;
-  const from = new Date(found.start);
-  const to = new Date(found.end);
-  if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from > now || to < from) return undefined;
-  return { from: from.toISOString(), to: to.toISOString() };
+  const [first] = periodsIn(text, now);
+  return first && { from: first.from, to: first.to };
+}
+
+/**
+ * The period a turn's text refers to ("yesterday", "last week", "next month", "two years ago", "on 3 March", "in
+ * 2019"), resolved against the turn's own time: what the turn is about, which its timestamp alone does not say. The
+ * first one named; plans in the future count ("next month", and "I moved the appointment to 4 October"). Left out:
+ * the turn's own day ("today", "for three years" read as now), which its timestamp says already, and a bare weekday or
+ * month read into the future in a sentence told in the past tense ("the barbecue on Saturday was a disaster"): the
+ * parser reads such a name forward, and the past tense says that reading is wrong.
+ */
+export function periodReferredTo(text: string, at: Date): Period | undefined {
+  const day = at.toISOString().slice(0, 10);
+  const found = periodsIn(text, at).find((p) => !(p.from.slice(0, 10) === day && p.to.slice(0, 10) === day) && !(p.doubtful && p.from > at.toISOString()));
+  return found && { from: found.from, to: found.to };
 }
 
 export const isWithin = (period: Period, timestamp: string): boolean => {
   const at = new Date(timestamp).toISOString();
   return at >= period.from && at <= period.to;
 };
+
+/** Whether two periods share an instant (ends included). */
+export const overlaps = (a: Period, b: Period): boolean => a.from <= b.to && b.from <= a.to;
+
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/**
+ * A period as the words a question names it with, for full-text matching: a day as "14 September", a stretch within
+ * one month as "September", up to three months as their names ("June July"), anything longer as its years ("2019",
+ * "2019 2020"). A day or a month goes without its year: the named-period boost matches the year exactly, and as a
+ * word "2021" would match every turn of that year to a question about one of its months.
+ */
+export function periodWords({ from, to }: Period): string {
+  const start = new Date(from);
+  const end = new Date(to);
+  const month = (d: Date) => MONTH_NAMES[d.getUTCMonth()]!;
+  if (from.slice(0, 10) === to.slice(0, 10)) return `${start.getUTCDate()} ${month(start)}`;
+  const months: string[] = [];
+  for (let d = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1)); d <= end && months.length <= 3; d.setUTCMonth(d.getUTCMonth() + 1)) months.push(month(d));
+  if (months.length <= 3) return months.join(' ');
+  const years: number[] = [];
+  for (let y = start.getUTCFullYear(); y <= end.getUTCFullYear(); y++) years.push(y);
+  return years.join(' ');
+}

@@ -40,9 +40,9 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
   const db = await openPglite(undefined);
   if (migrated) await migrate(db);
   else {
-    // As a store written before migration 11.
+    // As a store written before migration 11 (with the columns of referred periods, which the current indexTurns writes).
     await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
-    for (const m of MIGRATIONS.filter((m) => m.version < 11)) {
+    for (const m of MIGRATIONS.filter((m) => m.version < 11 || m === REFERRED_PERIODS)) {
       await db.exec(m.sql);
       await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
     }
@@ -56,7 +56,9 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
     const turns: IndexedTurn[] = [];
     for (let i = from; i < to; i++) {
       const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}`;
-      turns.push({ userId, sessionId: `s${i % 5}`, seq: i + 1, turnId: `t${i}`, agentId: i % 3 ? 'agent-a' : 'agent-b', speaker: 'user', text, matchText: `${sentence()}\n${text}`, timestamp: at(i), embeddingModel: MODEL, vector: vector() });
+      // Every fourth turn refers to a period ("last week"), which hits carry.
+      const refers = i % 4 === 0 ? { refers: { from: at(i - 60), to: at(i - 30) } } : {};
+      turns.push({ userId, sessionId: `s${i % 5}`, seq: i + 1, turnId: `t${i}`, agentId: i % 3 ? 'agent-a' : 'agent-b', speaker: 'user', text, matchText: `${sentence()}\n${text}`, timestamp: at(i), ...refers, embeddingModel: MODEL, vector: vector() });
     }
     await sql.indexTurns(turns);
     await interactions.upsert(
@@ -88,6 +90,8 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
   return { db, sql, write, sentence, vector };
 }
 
+const REFERRED_PERIODS = MIGRATIONS.find((m) => m.name === 'the period a turn refers to')!;
+
 const LISTS = [
   ['turns', 'fulltext'],
   ['turns', 'vector'],
@@ -116,6 +120,7 @@ describe('in-process search snapshots (PGlite)', () => {
     const { db, sql, vector } = await corpus();
     const snapshot = snapshots(db, 10_000);
     expect(await snapshot.warm('u')).toBe(true);
+    let referring = 0;
     for (const text of QUERIES) {
       for (const filters of FILTERS) {
         const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters };
@@ -125,9 +130,16 @@ describe('in-process search snapshots (PGlite)', () => {
           expect(keys(got), `${list.join(' ')} "${text}" ${JSON.stringify(filters)}`).toEqual(keys(expected));
           expect(got.every((h) => !h.shown)).toBe(true); // ranked without reading the rows
           expect(await shown(snapshot, 'u', got)).toEqual(expected);
+          for (const h of expected) {
+            if (h.kind !== 'turn' || !h.refers) continue;
+            referring++;
+            expect(h.refers).toEqual({ from: at(h.seq - 61), to: at(h.seq - 31) }); // as the corpus indexed it
+          }
         }
       }
     }
+    // The turns' referred periods were compared too: the hits held some.
+    expect(referring).toBeGreaterThan(0);
     // Another model's query vector matches nothing; a user with no rows has nothing.
     expect(await snapshot.turns({ userId: 'u', text: '', vector: { model: 'other-model', values: vector() }, limit: 5, filters: {} }, 'vector')).toEqual([]);
     expect(await snapshot.interactions({ userId: 'nobody', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toEqual([]);
@@ -331,7 +343,7 @@ describe('in-process search snapshots (PGlite)', () => {
   it('work over rows written before migration 11, which gives them revisions, lengths and statistics', async () => {
     const { db, sql, vector } = await corpus(['u', 'other'], 40, false);
     // 11 and every later migration (later ones, e.g. 13's api_keys, have nothing to do with search).
-    expect(await migrate(db)).toEqual(MIGRATIONS.filter((m) => m.version >= 11).map((m) => m.version));
+    expect(await migrate(db)).toEqual(MIGRATIONS.filter((m) => m.version >= 11 && m !== REFERRED_PERIODS).map((m) => m.version));
     expect(await db.query(`SELECT user_id, docs::int, total_len::int FROM interaction_stats ORDER BY 1`)).toEqual(
       await db.query(`SELECT user_id, count(*)::int AS docs, sum(tsvector_tokens(tsv))::int AS total_len FROM interactions GROUP BY 1 ORDER BY 1`),
     );

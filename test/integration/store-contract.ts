@@ -157,5 +157,6 @@ export function describeStoreContract(name: string, open: () => Promise<Stores>)
         expect(listed[0]).toEqual(doc(1, 'first'));
       });
     });
+
   });
 }

@@ -89,7 +89,7 @@ export interface FilterShape {
 /** What each granularity selects, how it is told apart, and where its filters look. */
 const SHAPES = {
   turn: {
-    select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp',
+    select: 'c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp, c.refersFrom, c.refersTo',
     base: ["c.kind = 'turn'"],
     session: 'c.sessionId = @sessionId',
     agent: 'c.agentId = @agentId',
@@ -252,6 +252,8 @@ export function turnDocument(turn: IndexedTurn) {
     content: turn.matchText,
     text: turn.text,
     timestamp: new Date(turn.timestamp).toISOString(),
+    // The period the turn refers to ("last week", resolved when indexed), as normalised instants like `timestamp`.
+    ...(turn.refers && { refersFrom: new Date(turn.refers.from).toISOString(), refersTo: new Date(turn.refers.to).toISOString() }),
     embeddingModel: turn.embeddingModel,
     contentVector: turn.vector,
   };
@@ -265,6 +267,8 @@ const TurnRow = z.object({
   speaker: z.string(),
   text: z.string(),
   timestamp: z.string(),
+  refersFrom: z.string().nullish(),
+  refersTo: z.string().nullish(),
 });
 
 const WindowRow = z.object({
@@ -279,7 +283,16 @@ const WindowRow = z.object({
 
 export function toTurnHit(row: unknown): TurnHit {
   const r = TurnRow.parse(row);
-  return { kind: 'turn', sessionId: r.sessionId, seq: r.seq, ...(r.agentId && { agentId: r.agentId }), speaker: r.speaker, timestamp: r.timestamp, shown: { turnId: r.turnId, text: r.text } };
+  return {
+    kind: 'turn',
+    sessionId: r.sessionId,
+    seq: r.seq,
+    ...(r.agentId && { agentId: r.agentId }),
+    speaker: r.speaker,
+    timestamp: r.timestamp,
+    ...(r.refersFrom && r.refersTo && { refers: { from: r.refersFrom, to: r.refersTo } }),
+    shown: { turnId: r.turnId, text: r.text },
+  };
 }
 
 export function toWindowHit(row: unknown): WindowHit {

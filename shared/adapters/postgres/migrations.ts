@@ -543,6 +543,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX artifacts_scope_listing ON artifacts (user_id, scope, sort_key DESC);
     `,
   },
+  {
+    version: 19,
+    name: 'the period a turn refers to',
+    sql: `
+      -- "last week", "next month": the period a turn's text refers to, resolved against its own time when it is indexed
+      -- (shared/domain/time-expressions.ts periodReferredTo). Null when it names none; rows indexed before this get it
+      -- when their session is projected again (npm run rebuild).
+      ALTER TABLE memory_turns ADD COLUMN refers_from timestamptz, ADD COLUMN refers_to timestamptz;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

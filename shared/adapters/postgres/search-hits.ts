@@ -2,8 +2,18 @@ import type { TurnHit, TurnShown, WindowHit } from '../../application/search-por
 import type { Db } from './db.js';
 
 /** A turn's columns as the search statements select them (alias `t`), and the row they make. */
-export const TURN_COLUMNS = 't.session_id, t.seq, t.turn_id, t.agent_id, t.speaker, t.text, t.occurred_at';
-export type TurnRow = { session_id: string; seq: number; turn_id: string; agent_id: string | null; speaker: string; text: string; occurred_at: Date | string };
+export const TURN_COLUMNS = 't.session_id, t.seq, t.turn_id, t.agent_id, t.speaker, t.text, t.occurred_at, t.refers_from, t.refers_to';
+export type TurnRow = {
+  session_id: string;
+  seq: number;
+  turn_id: string;
+  agent_id: string | null;
+  speaker: string;
+  text: string;
+  occurred_at: Date | string;
+  refers_from: Date | string | null;
+  refers_to: Date | string | null;
+};
 
 /**
  * An interaction's columns as the search statements select them (alias `i`), and the row they make: of its document
@@ -19,6 +29,7 @@ export const turnHit = (r: TurnRow): TurnHit => ({
   ...(r.agent_id && { agentId: r.agent_id }),
   speaker: r.speaker,
   timestamp: new Date(r.occurred_at).toISOString(),
+  ...(r.refers_from && r.refers_to && { refers: { from: new Date(r.refers_from).toISOString(), to: new Date(r.refers_to).toISOString() } }),
   shown: { turnId: r.turn_id, text: r.text },
 });
 

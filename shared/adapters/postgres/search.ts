@@ -156,17 +156,19 @@ export class PostgresSearchIndex implements SearchIndex {
       );
       const rows = await tx.query<{ user_id: string; docs: number; len: number; speakers: string[] }>(
         `WITH input AS (
-           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[], $11::text[])
-             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector, match_text, speaker)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[], $11::text[],
+                                $12::timestamptz[], $13::timestamptz[])
+             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector, match_text, speaker, refers_from, refers_to)
          ), old AS (
            SELECT m.user_id, m.doc_len FROM memory_turns m JOIN input i USING (user_id, session_id, seq)
          ), upserted AS (
-           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, tsv, doc_len, embedding_model, vector)
-           SELECT user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, to_tsvector('english', match_text),
+           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector)
+           SELECT user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, to_tsvector('english', match_text),
                   coalesce(array_length(regexp_split_to_array(trim(match_text), '\\s+'), 1), 0), model, vector::vector
            FROM input
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
-             occurred_at = EXCLUDED.occurred_at, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len, embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector
+             occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
+             embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector
            RETURNING user_id, session_id, seq, tsv, doc_len
          ), postings AS (
            INSERT INTO memory_turn_terms (user_id, lexeme, session_id, seq, tf, doc_len)
@@ -186,6 +188,8 @@ export class PostgresSearchIndex implements SearchIndex {
           turns.map((t) => JSON.stringify(t.vector)),
           turns.map((t) => t.matchText),
           turns.map((t) => t.speaker),
+          turns.map((t) => t.refers?.from ?? null),
+          turns.map((t) => t.refers?.to ?? null),
         ],
       );
       for (const r of rows) {

@@ -126,6 +126,19 @@ describe('rankFacts', () => {
     expect(ranked['insight:i']).toBeCloseTo(rrf(1) * (1 + NAMED_PERIOD_BOOST), 12);
   });
 
+  it('given a query naming a period, scores a turn that refers to it higher too, once, whenever the turn was said', () => {
+    const referring = { ...turn('s', 2, 'user', 30), refers: { from: at(10), to: at(12) } };
+    const elsewhere = { ...turn('s', 4, 'user', 30), refers: { from: at(1), to: at(3) } };
+    const both = { ...turn('s', 6, 'user', 20), refers: { from: at(18), to: at(19) } };
+    const candidates: FactCandidates = { ...nothing, turns: [{ ranking: 'fulltext', items: [referring, elsewhere, both] }] };
+
+    const ranked = scores(rankFacts(candidates, ALL, { period: { from: at(11), to: at(20) } }));
+
+    expect(ranked['turn:s:2']).toBeCloseTo(rrf(1) * (1 + NAMED_PERIOD_BOOST), 12);
+    expect(ranked['turn:s:4']).toBeCloseTo(rrf(2), 12);
+    expect(ranked['turn:s:6']).toBeCloseTo(rrf(3) * (1 + NAMED_PERIOD_BOOST), 12);
+  });
+
   it('given insights and session summaries, puts them on the RRF scale with their source weight', () => {
     const candidates: FactCandidates = {
       ...nothing,

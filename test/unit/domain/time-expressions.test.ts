@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isWithin, periodNamedIn } from '../../../shared/domain/time-expressions.js';
+import { isWithin, overlaps, periodNamedIn, periodReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
 
 const now = new Date('2026-11-22T10:00:00Z');
 
@@ -15,10 +15,46 @@ describe('periodNamedIn', () => {
     expect(periodNamedIn('what did we discuss yesterday', now)).toEqual({ from: '2026-11-21T00:00:00.000Z', to: '2026-11-21T23:59:59.999Z' });
   });
 
-  it('finds no period in a query that names none, and none in the future', () => {
+  it('finds no period in a query that names none', () => {
     expect(periodNamedIn('When did Caroline go to the support group?', now)).toBeUndefined();
     expect(periodNamedIn('Does the user have a dog?', now)).toBeUndefined();
-    expect(periodNamedIn('What are my plans for June?', now)).toBeUndefined(); // read as next June
+  });
+
+  it('reads relative dates from the time it is given, and keeps future periods: plans', () => {
+    expect(periodNamedIn('what did I cook last week?', new Date('2019-03-14T18:00:00Z'))).toEqual({ from: '2019-03-04T00:00:00.000Z', to: '2019-03-10T23:59:59.999Z' });
+    expect(periodNamedIn('What are my plans for June?', now)).toEqual({ from: '2027-06-01T00:00:00.000Z', to: '2027-06-30T23:59:59.999Z' });
+  });
+});
+
+describe('periodReferredTo', () => {
+  // A Wednesday.
+  const said = new Date('2021-09-15T16:30:00Z');
+  const day = (d: string) => ({ from: `${d}T00:00:00.000Z`, to: `${d}T23:59:59.999Z` });
+
+  it("resolves relative expressions against the turn's own time, not the clock", () => {
+    expect(periodReferredTo('My flight got cancelled yesterday, so I drove.', said)).toEqual(day('2021-09-14'));
+    expect(periodReferredTo('The roof started leaking three weeks ago', said)).toEqual(day('2021-08-25'));
+    expect(periodReferredTo('Last week we finally signed the lease!', said)).toEqual({ from: '2021-09-06T00:00:00.000Z', to: '2021-09-12T23:59:59.999Z' });
+    expect(periodReferredTo('We repainted the kitchen two years ago', said)?.from.slice(0, 4)).toBe('2019');
+  });
+
+  it('reads plans: future periods count', () => {
+    expect(periodReferredTo("I'm starting the new job next month", said)).toEqual({ from: '2021-10-01T00:00:00.000Z', to: '2021-10-31T23:59:59.999Z' });
+    expect(periodReferredTo('The recital is tomorrow and I am nervous', said)).toEqual(day('2021-09-16'));
+    expect(periodReferredTo('I booked a flight for next month', said)?.from).toBe('2021-10-01T00:00:00.000Z'); // booked: past tense
+  });
+
+  it('reads absolute dates and years as they are', () => {
+    expect(periodReferredTo('Back in 2014 I lived in Lisbon for a while.', said)).toEqual({ from: '2014-01-01T00:00:00.000Z', to: '2014-12-31T23:59:59.999Z' });
+    expect(periodReferredTo('The clinic moved my appointment to 4 October.', said)).toEqual(day('2021-10-04'));
+  });
+
+  it("leaves out a text without time words, the turn's own day, and a future reading of a sentence in the past tense", () => {
+    expect(periodReferredTo('Honestly I just want a quiet evening with a book.', said)).toBeUndefined();
+    expect(periodReferredTo('I have been knitting for ten years and today I sold a scarf', said)).toBeUndefined();
+    // A bare weekday is read forward (next Saturday); told in the past tense it cannot be.
+    expect(periodReferredTo('The barbecue on Saturday was a disaster', said)).toBeUndefined();
+    expect(periodReferredTo('The barbecue on Saturday will be fun', said)).toEqual(day('2021-09-18'));
   });
 });
 
@@ -28,5 +64,23 @@ describe('isWithin', () => {
     expect(isWithin(may, '2026-05-31T23:59:59.999Z')).toBe(true);
     expect(isWithin(may, '2026-06-01T01:00:00+02:00')).toBe(true);
     expect(isWithin(may, '2026-06-01T00:00:00Z')).toBe(false);
+  });
+});
+
+describe('overlaps', () => {
+  it('is true when the periods share an instant, ends included', () => {
+    const may = { from: '2026-05-01T00:00:00.000Z', to: '2026-05-31T23:59:59.999Z' };
+    expect(overlaps(may, { from: '2026-05-31T23:59:59.999Z', to: '2026-06-02T00:00:00.000Z' })).toBe(true);
+    expect(overlaps(may, { from: '2026-01-01T00:00:00.000Z', to: '2026-12-31T23:59:59.999Z' })).toBe(true);
+    expect(overlaps(may, { from: '2026-06-01T00:00:00.000Z', to: '2026-06-02T00:00:00.000Z' })).toBe(false);
+  });
+});
+
+describe('periodWords', () => {
+  it('names a day, a stretch within a month and up to three months without their year, and longer spans by their years', () => {
+    expect(periodWords({ from: '2021-09-14T00:00:00.000Z', to: '2021-09-14T23:59:59.999Z' })).toBe('14 September');
+    expect(periodWords({ from: '2021-09-06T00:00:00.000Z', to: '2021-09-12T23:59:59.999Z' })).toBe('September');
+    expect(periodWords({ from: '2021-12-27T00:00:00.000Z', to: '2022-01-02T23:59:59.999Z' })).toBe('December January');
+    expect(periodWords({ from: '2014-01-01T00:00:00.000Z', to: '2014-12-31T23:59:59.999Z' })).toBe('2014');
   });
 });

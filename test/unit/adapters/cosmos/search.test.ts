@@ -17,7 +17,7 @@ import { MemoryError } from '../../../../shared/domain/errors.js';
 // Cosmos DB's scoring functions do not run on the wire fake, so these tests pin the exact SQL and parameters, and the
 // adapter's handling of what a real container would return, through a hand-made container double.
 
-const TURN_SELECT = 'SELECT TOP 10 c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp FROM c';
+const TURN_SELECT = 'SELECT TOP 10 c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp, c.refersFrom, c.refersTo FROM c';
 const WINDOW_SELECT = 'SELECT TOP 10 c.id, c.sessionId, c.seqRange, c.turnIds, c.agentIds, c.summary, c.startedAt FROM c';
 const TURN_SELECT_PARAM = TURN_SELECT.replace('TOP 10', 'TOP @limit');
 const WINDOW_SELECT_PARAM = WINDOW_SELECT.replace('TOP 10', 'TOP @limit');
@@ -250,7 +250,16 @@ describe('buildHybridQuery', () => {
 describe('CosmosSearchIndex', () => {
   const turnRows = [
     { sessionId: 's-1', seq: 4, turnId: 'D1:4', agentId: 'travel-agent', speaker: 'Caroline', text: 'Caroline: I went to the support group', timestamp: '2023-05-08T13:56:00.000Z' },
-    { sessionId: 's-2', seq: 1, turnId: 'D2:1', speaker: 'Melanie', text: 'Melanie: support matters', timestamp: '2023-05-25T09:00:00.000Z' },
+    {
+      sessionId: 's-2',
+      seq: 1,
+      turnId: 'D2:1',
+      speaker: 'Melanie',
+      text: 'Melanie: support matters, as it did last week',
+      timestamp: '2023-05-25T09:00:00.000Z',
+      refersFrom: '2023-05-15T00:00:00.000Z',
+      refersTo: '2023-05-21T23:59:59.999Z',
+    },
   ];
   const windowRows = [
     { id: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], turnIds: ['D1:1', 'D1:2', 'D1:3', 'D1:4'], agentIds: ['travel-agent'], summary: 'Support group', startedAt: '2023-05-08T13:50:00.000Z' },
@@ -265,7 +274,15 @@ describe('CosmosSearchIndex', () => {
       ]);
       expect(hits).toEqual([
         { kind: 'turn', sessionId: 's-1', seq: 4, agentId: 'travel-agent', speaker: 'Caroline', timestamp: '2023-05-08T13:56:00.000Z', shown: { turnId: 'D1:4', text: 'Caroline: I went to the support group' } },
-        { kind: 'turn', sessionId: 's-2', seq: 1, speaker: 'Melanie', timestamp: '2023-05-25T09:00:00.000Z', shown: { turnId: 'D2:1', text: 'Melanie: support matters' } },
+        {
+          kind: 'turn',
+          sessionId: 's-2',
+          seq: 1,
+          speaker: 'Melanie',
+          timestamp: '2023-05-25T09:00:00.000Z',
+          refers: { from: '2023-05-15T00:00:00.000Z', to: '2023-05-21T23:59:59.999Z' },
+          shown: { turnId: 'D2:1', text: 'Melanie: support matters, as it did last week' },
+        },
       ]);
     }
   });
@@ -335,6 +352,12 @@ describe('CosmosSearchIndex.indexTurns', () => {
       contentVector: [7, 0, 1],
     });
     expect(turnDocument(turn(12))).not.toHaveProperty('agentId');
+    expect(turnDocument(turn(12))).not.toHaveProperty('refersFrom');
+  });
+
+  it('stores the period a turn refers to beside its time, as normalised instants', () => {
+    const doc = turnDocument(turn(3, { refers: { from: '2023-04-01T00:00:00+02:00', to: '2023-04-30T23:59:59.999Z' } }));
+    expect(doc).toMatchObject({ refersFrom: '2023-03-31T22:00:00.000Z', refersTo: '2023-04-30T23:59:59.999Z' });
   });
 
   it('upserts every turn with bounded concurrency', async () => {
