@@ -164,8 +164,9 @@ export function withBookmark(state: SessionDocument, recorded: readonly MemoryEv
     init: init && state.init === undefined,
     setAside: [...setAside].filter((seq) => !state.setAside?.some((s) => s.seq === seq)).sort((a, b) => a - b),
   };
-  const { decidedAhead: _, ...plain } = state;
-  return ahead.threads.length > 0 || ahead.init || ahead.setAside.length > 0 ? { ...plain, decidedAhead: ahead } : plain;
+  const next = { ...state, decidedAhead: ahead };
+  if (ahead.threads.length === 0 && !ahead.init && ahead.setAside.length === 0) delete next.decidedAhead;
+  return next;
 }
 
 /** Folds events (in seq order) into the session document. */
