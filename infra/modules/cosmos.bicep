@@ -116,6 +116,15 @@ var containers = [
     compositeIndexes: []
   }
   {
+    // Sessions whose projection may be pending: one item per queued session, served slice by slice.
+    name: 'projectionQueue'
+    partitionKey: '/userId'
+    defaultTtl: null
+    vectorPaths: []
+    fullTextPaths: []
+    compositeIndexes: []
+  }
+  {
     name: 'apiKeys'
     partitionKey: '/id'
     defaultTtl: null

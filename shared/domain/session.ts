@@ -164,7 +164,7 @@ export function withBookmark(state: SessionDocument, recorded: readonly MemoryEv
     init: init && state.init === undefined,
     setAside: [...setAside].filter((seq) => !state.setAside?.some((s) => s.seq === seq)).sort((a, b) => a - b),
   };
-  const next = { ...state, decidedAhead: ahead };
+  const next: SessionDocument = { ...state, decidedAhead: ahead };
   if (ahead.threads.length === 0 && !ahead.init && ahead.setAside.length === 0) delete next.decidedAhead;
   return next;
 }

@@ -18,6 +18,9 @@ import { PostgresApiKeyStore } from '../adapters/postgres/api-keys.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import type { SlotStore } from '../application/slot-ports.js';
 import { PostgresSlotStore } from '../adapters/postgres/slots.js';
+import type { ProjectionQueue } from '../application/projection-ports.js';
+import type { ProjectionSchedule } from '../application/projection-scheduler.js';
+import { PostgresProjectionQueue } from '../adapters/postgres/projection-queue.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -40,6 +43,9 @@ export interface Runtime extends Deps {
   auth: Authenticator;
   /** Slots (core memory): one event stream per slot. */
   slots: SlotStore;
+  /** Sessions whose projection may be pending, and how they are served (PROJECTION_* settings). */
+  projectionQueue: ProjectionQueue;
+  projection: ProjectionSchedule;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
@@ -65,7 +71,7 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
   return blobs;
 }
 
-async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys' | 'slots'> & Stores & { artifacts: ArtifactStore }> {
+async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys' | 'slots' | 'projectionQueue'> & Stores & { artifacts: ArtifactStore }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -76,6 +82,7 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     const { CosmosForgetStore } = await import('../adapters/cosmos/forget.js');
     const { CosmosApiKeyStore } = await import('../adapters/cosmos/api-keys.js');
     const { CosmosSlotStore } = await import('../adapters/cosmos/slots.js');
+    const { CosmosProjectionQueue } = await import('../adapters/cosmos/projection-queue.js');
     return {
       backend: 'cosmos',
       ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }),
@@ -83,6 +90,7 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
       forgets: new CosmosForgetStore(database),
       apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)),
       slots: new CosmosSlotStore(database.container(COSMOS_CONTAINERS.slots.name)),
+      projectionQueue: new CosmosProjectionQueue(database.container(COSMOS_CONTAINERS.projectionQueue.name)),
     };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
@@ -110,6 +118,7 @@ async function openStores(s: Settings, embeddingModel: string): Promise<Pick<Run
     forgets: new PostgresForgetStore(db, snapshots),
     apiKeys: new PostgresApiKeyStore(db),
     slots: new PostgresSlotStore(db),
+    projectionQueue: new PostgresProjectionQueue(db),
   };
 }
 
@@ -160,6 +169,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
     },
     retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS),
+    projection: { sliceEvents: s.PROJECTION_SLICE_EVENTS, parallelism: s.PROJECTION_PARALLELISM, budgetMs: s.PROJECTION_BUDGET_MS },
     apiKeys: stores.apiKeys,
     auth: createAuthenticator(s, stores.apiKeys),
   };

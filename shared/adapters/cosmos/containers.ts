@@ -49,6 +49,8 @@ export const COSMOS_CONTAINERS = {
   slots: { name: 'slots', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [['/stream', '/version']] },
   /** Forget tombstones (shared/adapters/cosmos/forget.ts): one per forget in progress, deleted when it has completed. */
   forgets: { name: 'forgets', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
+  /** Sessions whose projection may be pending (shared/adapters/cosmos/projection-queue.ts): one item per queued session. */
+  projectionQueue: { name: 'projectionQueue', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
   /** API keys (hashes only), one item per key: `/id` = the key id, read by point reads. */
   apiKeys: { name: 'apiKeys', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
   leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
