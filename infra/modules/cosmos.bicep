@@ -122,7 +122,12 @@ var containers = [
     defaultTtl: null
     vectorPaths: []
     fullTextPaths: []
-    compositeIndexes: []
+    compositeIndexes: [
+      [
+        '/servedAt'
+        '/queuedAt'
+      ]
+    ]
   }
   {
     name: 'apiKeys'

@@ -21,7 +21,10 @@ export interface ProjectionQueue {
    * up, so a scheduler serving it meanwhile does not remove it. Returns the sessions that were not queued before.
    */
   enqueue(keys: readonly SessionKey[], now: Date): Promise<SessionKey[]>;
-  /** Leases up to `limit` sessions that are due and not leased, least recently served first, until `leaseUntil`. */
+  /**
+   * Leases up to `limit` sessions that are due and not leased until `leaseUntil`: those never served first (in the
+   * order queued), then the least recently served.
+   */
   claim(limit: number, now: Date, leaseUntil: Date): Promise<QueuedSession[]>;
   /** Leases these sessions, those of them queued, due and not leased (a change-feed batch serves the sessions it queued). */
   claimSessions(keys: readonly SessionKey[], now: Date, leaseUntil: Date): Promise<QueuedSession[]>;

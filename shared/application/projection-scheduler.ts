@@ -37,13 +37,18 @@ export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQue
 }
 
 /**
- * Serves the projection queue fairly: a slice per claim, least recently served first, `parallelism` sessions at once,
+ * Serves the projection queue fairly: a slice per claim, sessions never served first, then the least recently served,
+ * `parallelism` sessions at once,
  * until nothing is due or `budgetMs` is used; a session with more pending goes to the back. One busy session therefore
  * delays another by at most the slices in flight. A failing slice leaves its session queued with backoff and never
  * holds up the others; once it has failed PROJECTION_RETRIES times in a row, the next attempt sets aside the event its
  * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions.
  */
-export async function serveProjectionQueue(deps: SchedulerDeps, schedule: ProjectionSchedule, options: { sessions?: readonly SessionKey[] } = {}): Promise<ServeReport> {
+export async function serveProjectionQueue(
+  deps: SchedulerDeps,
+  schedule: ProjectionSchedule,
+  options: { sessions?: readonly SessionKey[]; /** At most this many slices (claims), besides the time budget. */ slices?: number } = {},
+): Promise<ServeReport> {
   const report: ServeReport = { slices: 0, caughtUp: 0, failed: [] };
   const now = () => deps.clock.now();
   const leaseUntil = () => new Date(now().getTime() + LEASE_MS);
@@ -57,10 +62,12 @@ export async function serveProjectionQueue(deps: SchedulerDeps, schedule: Projec
     workers.push(...Array.from({ length: Math.min(schedule.parallelism, claimed.length) }, () => worker));
   } else {
     const deadline = now().getTime() + schedule.budgetMs;
+    let claims = options.slices ?? Number.POSITIVE_INFINITY;
     const worker = async () => {
-      while (now().getTime() < deadline) {
+      while (now().getTime() < deadline && claims > 0) {
+        claims -= 1;
         const [entry] = await deps.projectionQueue.claim(1, now(), leaseUntil());
-        if (!entry) return;
+        if (!entry) return void (claims += 1);
         await serve(deps, schedule, entry, report);
       }
     };

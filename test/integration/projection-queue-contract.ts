@@ -34,12 +34,13 @@ export function describeProjectionQueueContract(name: string, open: () => Promis
       expect(keys(await queue.claim(5, at(32), at(62)))).toEqual(['a/s1']);
     });
 
-    it('round-robin: a session served and queued again goes behind one queued meanwhile', async () => {
-      await queue.enqueue([key('busy')], at(0));
-      const [busy] = await queue.claim(1, at(1), at(31));
-      await queue.enqueue([key('new')], at(2));
+    it('round-robin: a session never served comes first, then the served ones, least recently served first', async () => {
+      await queue.enqueue([key('busy'), key('older')], at(0));
+      const [busy, older] = await queue.claim(2, at(1), at(31));
+      await queue.requeue(older!, at(2));
       await queue.requeue(busy!, at(3));
-      expect(keys(await queue.claim(2, at(4), at(34)))).toEqual(['new/s1', 'busy/s1']);
+      await queue.enqueue([key('new')], at(4));
+      expect(keys(await queue.claim(3, at(5), at(35)))).toEqual(['new/s1', 'older/s1', 'busy/s1']);
     });
 
     it('done removes a served session, but not one queued again while it was served', async () => {

@@ -19,7 +19,8 @@ interface QueueDoc {
 }
 
 const entryOf = (d: QueueDoc): QueuedSession => ({ key: { userId: d.userId, sessionId: d.sessionId }, generation: d.generation, failures: d.failures });
-const newDoc = (key: SessionKey, at: number): QueueDoc => ({ id: key.sessionId, ...key, generation: 1, failures: 0, queuedAt: at, servedAt: at, dueAt: at, leaseUntil: at });
+/** A session never served has `servedAt` 0, so it comes before every session served (then in the order queued). */
+const newDoc = (key: SessionKey, at: number): QueueDoc => ({ id: key.sessionId, ...key, generation: 1, failures: 0, queuedAt: at, servedAt: 0, dueAt: at, leaseUntil: at });
 const ifMatch = (etag: string | undefined) => (etag ? { accessCondition: { type: 'IfMatch', condition: etag } } : {});
 /** Attempts of an optimistic read-modify-write before the change gives up (another scheduler keeps winning). */
 const MAX_ATTEMPTS = 10;
@@ -52,7 +53,7 @@ export class CosmosProjectionQueue implements ProjectionQueue {
     // More candidates than asked for: another scheduler may lease some of them first.
     const { resources } = await this.container.items
       .query<QueueDoc>({
-        query: `SELECT TOP ${4 * n} * FROM c WHERE c.dueAt <= @now AND c.leaseUntil <= @now ORDER BY c.servedAt`,
+        query: `SELECT TOP ${4 * n} * FROM c WHERE c.dueAt <= @now AND c.leaseUntil <= @now ORDER BY c.servedAt, c.queuedAt`,
         parameters: [{ name: '@now', value: now.getTime() }],
       })
       .fetchAll();

@@ -547,8 +547,9 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     version: 19,
     name: 'projection queue: sessions whose projection may be pending, served a slice at a time',
     sql: `
-      -- One row per queued session (shared/application/projection-ports.ts). Claims take the least recently served
-      -- (a new entry counts as served when queued) among those due (backoff) and not leased; generation goes up on each
+      -- One row per queued session (shared/application/projection-ports.ts). Claims take those never served
+      -- (served_at -infinity) in the order queued, then the least recently served, among those due (backoff) and not
+      -- leased; generation goes up on each
       -- enqueue, so a scheduler that finishes a session removes the row only if nobody queued it again meanwhile.
       CREATE TABLE projection_queue (
         user_id     text NOT NULL,

@@ -29,7 +29,7 @@ export class PostgresProjectionQueue implements ProjectionQueue {
     const [users, sessions] = columns(keys);
     const rows = await this.db.query<Row>(
       `INSERT INTO projection_queue (user_id, session_id, queued_at, served_at, due_at, lease_until)
-       SELECT u, s, $3, $3, $3, $3 FROM unnest($1::text[], $2::text[]) AS k(u, s)
+       SELECT u, s, $3, '-infinity', $3, $3 FROM unnest($1::text[], $2::text[]) AS k(u, s)
        ON CONFLICT (user_id, session_id) DO UPDATE SET generation = projection_queue.generation + 1
        RETURNING user_id, session_id, generation, failures`,
       [users, sessions, now.toISOString()],
