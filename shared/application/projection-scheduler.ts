@@ -37,6 +37,18 @@ export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQue
 }
 
 /**
+ * The sessions of a change-feed batch to serve at once: new to the queue (`fresh`) and with fewer events in the batch
+ * than a slice, so a new user's turn is projected by the batch that delivers it. A session that arrives with a
+ * backlog is left to the scheduler, so the feed moves on without waiting for its slice.
+ */
+export function servedAtOnce(fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): SessionKey[] {
+  const id = (userId: string, sessionId: string) => JSON.stringify([userId, sessionId]);
+  const counts = new Map<string, number>();
+  for (const { metadata } of events) counts.set(id(metadata.userId, metadata.sessionId), (counts.get(id(metadata.userId, metadata.sessionId)) ?? 0) + 1);
+  return fresh.filter((k) => (counts.get(id(k.userId, k.sessionId)) ?? 0) < sliceEvents);
+}
+
+/**
  * Serves the projection queue fairly: a slice per claim, sessions never served first, then the least recently served,
  * `parallelism` sessions at once,
  * until nothing is due or `budgetMs` is used; a session with more pending goes to the back. One busy session therefore
