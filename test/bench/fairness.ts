@@ -59,6 +59,12 @@ async function main(): Promise<void> {
 
     control.resume();
     start = now();
+    // When the change-feed pump has read through A's backlog (queueing only): the feed's own lag, apart from projection.
+    let feedReadS: number | undefined;
+    const feedWatch = (async () => {
+      while ((await control.backlog()) - (await runtime.projectionQueue.size()) > 0) await sleep(50);
+      feedReadS = (now() - start) / 1000;
+    })();
     const latencies: number[] = [];
     const missed: number[] = [];
     for (let p = 1; p <= PROBES; p++) {
@@ -82,6 +88,7 @@ async function main(): Promise<void> {
       const a = await projected(runtime, busy);
       console.log(`probe ${p}: new user's turn projected ${ms > TIMEOUT_MS ? `not within ${TIMEOUT_MS / 1000} s` : `in ${round(ms / 1000, 2)} s`}; A projected through seq ${a} (${round(a / ((now() - start) / 1000), 1)} events/s since the start)`);
     }
+    await feedWatch;
     const seconds = (now() - start) / 1000;
     const aProjected = await projected(runtime, busy);
     const summary = summarize(latencies);
@@ -90,6 +97,7 @@ async function main(): Promise<void> {
         backlogEvents: EVENTS,
         probes: PROBES,
         newTurnLatencyS: { p50: round(summary.p50 / 1000, 2), max: round(summary.max / 1000, 2), samples: latencies.map((ms) => round(ms / 1000, 2)), missed },
+        feedReadThroughS: feedReadS === undefined ? null : round(feedReadS, 2),
         busyProjectedEvents: aProjected,
         busyEventsPerSecond: round(aProjected / seconds, 1),
         seconds: round(seconds, 1),
