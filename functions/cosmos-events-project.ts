@@ -1,20 +1,23 @@
 import type { InvocationContext } from '@azure/functions';
-import { projectChanges } from '../shared/application/project-session.js';
+import { enqueueProjection, servedAtOnce, serveProjectionQueue } from '../shared/application/projection-scheduler.js';
 import { MemoryEvent } from '../shared/contracts/events.js';
 import { getRuntime } from '../shared/platform/composition.js';
-import { cosmosChangeFeed, defineFunction, isLastRetry } from '../shared/platform/functions.js';
+import { cosmosChangeFeed, defineFunction } from '../shared/platform/functions.js';
 
 /**
- * The change feed of `events` drives the projection: each touched session is brought up to date from its own
- * checkpoint, so a batch that repeats or arrives late changes nothing twice. Failures throw: the trigger's retry
- * policy (`CHANGE_FEED_RETRY`) re-runs the same batch with backoff before the lease advances, and its last retry
- * sets aside the events whose rows the store refuses, so one poison event never holds up the feed.
+ * The change feed of `events` drives the projection through the projection queue: the touched sessions are queued
+ * (durably, before the lease advances), and those that were not queued yet and bring less than a slice get it projected
+ * at once; the rest is the queue's (timer-projection-queue), so one session's backlog never holds up the feed or another user's turn. A failing
+ * slice stays queued with backoff. What throws (a document that is not an event, the queue unreachable) is retried by
+ * the trigger's retry policy (`CHANGE_FEED_RETRY`) before the lease advances.
  */
 export async function handler(documents: unknown[], ctx: InvocationContext): Promise<void> {
   const events = documents.map((doc) => MemoryEvent.parse(doc));
-  const results = await projectChanges(await getRuntime(), events, { isolate: isLastRetry(ctx) });
-  const written = results.reduce((n, r) => n + r.interactionsWritten, 0);
-  ctx.log(`Projected ${results.length} sessions from ${events.length} events; ${written} interactions written`);
+  const runtime = await getRuntime();
+  const fresh = await enqueueProjection(runtime, events);
+  const { slices, caughtUp, failed } = await serveProjectionQueue(runtime, runtime.projection, { sessions: servedAtOnce(fresh, events, runtime.projection.sliceEvents) });
+  ctx.log(`Queued sessions of ${events.length} events (${fresh.length} newly); ${slices} slices projected, ${caughtUp} sessions caught up, ${failed.length} failed`);
+  for (const f of failed) ctx.warn(`Projection of ${f.key.userId}/${f.key.sessionId} failed (${f.error}); queued again with backoff`);
 }
 
 export default defineFunction({ name: 'cosmos-events-project', trigger: cosmosChangeFeed('events'), handler });

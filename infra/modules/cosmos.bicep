@@ -116,6 +116,20 @@ var containers = [
     compositeIndexes: []
   }
   {
+    // Sessions whose projection may be pending: one item per queued session, served slice by slice.
+    name: 'projectionQueue'
+    partitionKey: '/userId'
+    defaultTtl: null
+    vectorPaths: []
+    fullTextPaths: []
+    compositeIndexes: [
+      [
+        '/servedAt'
+        '/queuedAt'
+      ]
+    ]
+  }
+  {
     name: 'apiKeys'
     partitionKey: '/id'
     defaultTtl: null

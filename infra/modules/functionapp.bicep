@@ -101,6 +101,12 @@ var appSettings = {
   ENTRA_ALL_USERS_ROLE: 'Memory.All'
   INSIGHT_CATEGORIES: insightCategories
 
+  // Projection: the change feed queues sessions; the queue is served a slice at a time, round-robin (timer-projection-queue).
+  PROJECTION_SLICE_EVENTS: '128'
+  PROJECTION_PARALLELISM: '4'
+  PROJECTION_BUDGET_MS: '60000'
+  PROJECTION_QUEUE_SCHEDULE: '*/5 * * * * *'
+
   // Session end, reflection and nightly consolidation (durable orchestrations; timer schedules are NCRONTAB, UTC).
   SESSION_IDLE_TIMEOUT_MINUTES: string(sessionIdleTimeoutMinutes)
   IDLE_CHECK_SCHEDULE: idleCheckSchedule

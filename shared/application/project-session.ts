@@ -5,7 +5,7 @@ import { forgetInstanceId } from '../contracts/operations.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
-import { decideInit, decideInteraction, decideSetAside, evolve, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise } from '../domain/session.js';
+import { decideInit, decideInteraction, decideSetAside, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise, withBookmark, withDecidedAhead } from '../domain/session.js';
 import { periodReferredTo, periodWords, type Period } from '../domain/time-expressions.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
 import type { ForgetStore } from './forget-ports.js';
@@ -21,6 +21,8 @@ export interface ProjectionResult {
   projectedThroughSeq: number;
   chunkedThroughSeq: number;
   interactionsWritten: number;
+  /** Events remain past `projectedThroughSeq` (a slice stopped short of the stream's end, or decisions were recorded after it). */
+  pending: boolean;
 }
 
 /** Attempts to write the session document while other projectors of the same session keep writing it first. */
@@ -38,92 +40,111 @@ export interface Loaded {
   stored: Versioned<SessionDocument> | null;
   /** The stored document: the fold up to its checkpoint. */
   before: SessionDocument;
-  /** The document after folding the events past the checkpoint. */
+  /** The document after folding the events read past the checkpoint. */
   session: SessionDocument;
   /** The events read: every one after the chunking checkpoint, so the windows still to summarise are among them. */
   events: MemoryEvent[];
+  /** A bounded load stopped before the stream's end: more events follow `events`. */
+  more: boolean;
 }
 
 /**
- * Reads the stored session document and folds the events recorded after it (in memory: nothing is written). A
- * document projected before threads existed is folded again from the start of its stream (its rows are rewritten
- * by id, so nothing doubles).
+ * Reads the stored session document and folds the events recorded after it (in memory: nothing is written): all of
+ * them, or with `limit` at most that many past the projection's checkpoint (a slice). A document projected before
+ * threads existed is folded again from the start of its stream (its rows are rewritten by id, so nothing doubles).
  */
-export async function load(deps: LoadDeps, key: SessionKey): Promise<Loaded> {
+export async function load(deps: LoadDeps, key: SessionKey, limit?: number): Promise<Loaded> {
   const stored = await deps.sessions.get(key);
   const before = stored && !(stored.doc.threads === undefined && stored.doc.turnCount > 0) ? stored.doc : newSession(key, new Date(0));
-  const events = await deps.events.read(key, Math.min(before.projectedThroughSeq, before.chunkedThroughSeq));
-  return { stored, before, session: foldSession(before, events), events };
+  // From the chunking checkpoint (the decided one: windows recorded ahead count), so undecided turns are read too.
+  const from = Math.min(before.projectedThroughSeq, withDecidedAhead(before).chunkedThroughSeq);
+  if (limit === undefined) {
+    const events = await deps.events.read(key, from);
+    return { stored, before, session: foldSession(before, events), events, more: false };
+  }
+  // Seqs are gapless: `span` events reach `limit` past the checkpoint, and one more says whether the stream goes on.
+  const span = before.projectedThroughSeq - from + limit;
+  const read = await deps.events.read(key, from, span + 1);
+  const events = read.slice(0, span);
+  return { stored, before, session: foldSession(before, events), events, more: read.length > span };
 }
 
 /**
- * Events past the checkpoint folded and written as one unit: a crash or restart loses at most the unit in flight, and
- * one embedding batch stays bounded however long a session's backlog is.
+ * The largest slice a projection without a bound of its own works in (session end's final projection, rebuild): each
+ * slice is written as one unit (its rows with one embedding batch, then the session document), so a crash or restart
+ * loses at most the slice in flight and one embedding batch stays bounded however long a backlog is.
  */
 export const WRITE_UNIT_EVENTS = 512;
 
 /**
- * Writes what the events past the checkpoint change, a unit of WRITE_UNIT_EVENTS at a time: an interaction per
- * `InteractionSummarised`, a turn-index row per turn, the session summary's vector, and last the session document (the
- * fold of the unit's events by `evolve`), with its version as the condition. A crash or a concurrent projector leaves
- * the checkpoint at the last unit written, and the repeat rewrites the same rows by id. Returns the interactions
- * written, or null when another projector wrote first.
+ * Writes what a slice's events change: an interaction per `InteractionSummarised`, a turn-index row per turn, the
+ * session summary's vector, and last the session document (the fold by `evolve`, with the bookmark of `decided`), with
+ * its version as the condition. A crash or a concurrent projector leaves the checkpoint at the last slice written, and
+ * the repeat rewrites the same rows by id. Returns the interactions written and the document, or null when another
+ * projector wrote first.
  */
-async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded): Promise<number | null> {
-  let written = 0;
-  let version = stored?.version ?? null;
-  for (let doc = before; doc.projectedThroughSeq < session.projectedThroughSeq; ) {
-    const unit = events.filter((e) => e.metadata.seq <= doc.projectedThroughSeq + WRITE_UNIT_EVENTS);
-    const next = await writeUnit(deps, key, { doc, version }, unit, session);
-    if (!next) return null;
-    ({ doc, version } = next);
-    written += next.interactions;
-  }
-  return written;
-}
-
-/**
- * One unit: the rows of `unit`'s events past `doc`'s checkpoint (but those `session`, the fold of every event read,
- * sets aside), then `doc` folded over `unit`. Null when another projector wrote the document first.
- */
-async function writeUnit(
-  deps: ApplyDeps,
-  key: SessionKey,
-  { doc: before, version }: { doc: SessionDocument; version: string | null },
-  unit: readonly MemoryEvent[],
-  session: SessionDocument,
-): Promise<{ doc: SessionDocument; version: string; interactions: number } | null> {
-  const fresh = live(session, unit.filter((e) => e.metadata.seq > before.projectedThroughSeq));
+async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded, decided: readonly MemoryEvent[]): Promise<{ interactions: number; doc: SessionDocument } | null> {
+  const bookmarked = withBookmark(session, decided);
+  const unchanged = session.projectedThroughSeq === before.projectedThroughSeq && JSON.stringify(bookmarked.decidedAhead) === JSON.stringify(before.decidedAhead);
+  if (unchanged) return { interactions: 0, doc: bookmarked };
+  const fresh = live(bookmarked, events.filter((e) => e.metadata.seq > before.projectedThroughSeq));
   const interactions = fresh.filter((e): e is InteractionSummarised => e.type === 'InteractionSummarised' && e.data.fromSeq > before.chunkedThroughSeq);
   const summary = fresh.find((e): e is SessionSummarised => e.type === 'SessionSummarised' && before.summary === undefined);
-  const { summaryVector } = await writeDerived(deps, key, unit, fresh.filter(isTurn), interactions, summary);
-  const fold = foldSession(before, unit);
-  const doc = summaryVector ? { ...fold, summaryVector, embeddingModel: deps.embedder.model } : fold;
+  const turns = await turnsOfWindows(deps, key, interactions, events);
+  const { summaryVector } = await writeDerived(deps, key, turns, fresh.filter(isTurn), interactions, summary);
+  const doc = summaryVector ? { ...bookmarked, summaryVector, embeddingModel: deps.embedder.model } : bookmarked;
   try {
-    return { doc, version: await deps.sessions.put(doc, version), interactions: interactions.length };
+    await deps.sessions.put(doc, stored?.version ?? null);
+    return { interactions: interactions.length, doc };
   } catch (error) {
     if (error instanceof MemoryError && error.code === 'conflict') return null;
     throw error;
   }
 }
 
-/** The events whose rows are written: all but those set aside. */
+/** Windows this close together are read with one query (the seqs between are a few other threads' turns). */
+const WINDOW_READ_GAP = 64;
+
+/**
+ * The turns of the windows `summarised` describes: those among `events`, and those before them read by seq range (a
+ * backlog's decisions are recorded at the stream's end, long after their turns were folded).
+ */
+async function turnsOfWindows(deps: ApplyDeps, key: SessionKey, summarised: readonly InteractionSummarised[], events: readonly MemoryEvent[]): Promise<TurnAppended[]> {
+  const first = events[0]?.metadata.seq ?? Number.POSITIVE_INFINITY;
+  const ranges: [number, number][] = [];
+  for (const { data } of [...summarised].sort((a, b) => a.data.fromSeq - b.data.fromSeq)) {
+    if (data.fromSeq >= first) continue;
+    const to = Math.min(data.toSeq, first - 1);
+    const last = ranges.at(-1);
+    if (last && data.fromSeq <= last[1] + WINDOW_READ_GAP) last[1] = Math.max(last[1], to);
+    else ranges.push([data.fromSeq, to]);
+  }
+  const earlier = await Promise.all(ranges.map(([from, to]) => deps.events.read(key, from - 1, to - from + 1)));
+  return [...earlier.flat(), ...events].filter(isTurn);
+}
+
+/** The events whose rows are written: all but those set aside (folded, or recorded and not folded yet). */
 function live(session: SessionDocument, events: readonly MemoryEvent[]): MemoryEvent[] {
-  const setAside = new Set(session.setAside?.map((s) => s.seq));
+  const setAside = new Set([...(session.setAside?.map((s) => s.seq) ?? []), ...(session.decidedAhead?.setAside ?? [])]);
   return setAside.size === 0 ? [...events] : events.filter((e) => !setAside.has(e.metadata.seq));
 }
 
 /**
- * Applies the events recorded since the projection's checkpoint to the read models. It decides nothing and calls no
- * chat model, so a rebuild is this over the whole stream.
+ * Applies the events recorded since the projection's checkpoint to the read models, a slice of WRITE_UNIT_EVENTS at a
+ * time. It decides nothing and calls no chat model, so a rebuild is this over the whole stream.
  */
 export async function applyEvents(deps: ApplyDeps, key: SessionKey): Promise<{ session: SessionDocument | null; interactionsWritten: number }> {
-  for (let attempt = 1; ; attempt++) {
-    const loaded = await load(deps, key);
-    const written = await write(deps, key, loaded);
-    if (written !== null) return { session: loaded.stored || loaded.events.length > 0 ? loaded.session : null, interactionsWritten: written };
-    // Another projector wrote first: fold again from what it wrote.
-    if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
+  let interactionsWritten = 0;
+  for (let conflicts = 0; ; ) {
+    const loaded = await load(deps, key, WRITE_UNIT_EVENTS);
+    const written = await write(deps, key, loaded, []);
+    if (written === null) {
+      // Another projector wrote first: fold again from what it wrote.
+      if (++conflicts >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
+      continue;
+    }
+    interactionsWritten += written.interactions;
+    if (!loaded.more) return { session: loaded.stored || loaded.events.length > 0 ? written.doc : null, interactionsWritten };
   }
 }
 
@@ -156,12 +177,11 @@ export async function refoldSession(deps: Pick<Deps, 'events' | 'sessions'>, key
 async function writeDerived(
   deps: ApplyDeps,
   key: SessionKey,
-  events: readonly MemoryEvent[],
+  turns: readonly TurnAppended[],
   newTurns: readonly TurnAppended[],
   summarised: readonly InteractionSummarised[],
   summary: SessionSummarised | undefined,
 ): Promise<{ summaryVector?: number[] }> {
-  const turns = events.filter(isTurn);
   const drafts = summarised.map((e) => interactionDraft(key, e, turns.filter((t) => inWindow(e, t)), deps.embedder.model));
   const turnTexts = newTurns.map(searchableText);
   // Full text matches a turn together with the turns it answers: replies ("yes, last Saturday") rarely repeat the
@@ -224,37 +244,63 @@ function interactionDraft(key: SessionKey, event: InteractionSummarised, turns: 
   };
 }
 
+/** How much of a session one projection works on: the whole backlog (the default), or one slice of `sliceEvents`. */
+export interface ProjectionOptions {
+  /** The session ended: the trailing partial window of each thread is summarised too (once the stream's end is reached). */
+  final?: boolean;
+  /** The last attempt: an event whose rows the store refuses is set aside, and projection goes on. */
+  isolate?: boolean;
+  /** At most this many events past the checkpoint are projected (one slice), and `pending` says whether more remain. */
+  sliceEvents?: number;
+}
+
 /**
- * Brings one session's projection up to date and makes the decisions its new turns call for: every full window of k
- * turns is summarised by the chat model and recorded as an `InteractionSummarised` event (with `final`, once the
- * session ended, the trailing partial window too), and the init block is fixed once the session has a turn. Each
- * decision is appended as an event and then applied like any other. Two projectors that decide the same thing meet
- * at the event store (the event's key is recorded once): the later one applies the earlier one's decision and goes on.
+ * Brings one session's projection up to date (or one slice of it further) and makes the decisions its new turns call
+ * for: every full window of k turns is summarised by the chat model and recorded as an `InteractionSummarised` event
+ * (with `final`, once the session ended, the trailing partial window too), and the init block is fixed once the
+ * session has a turn. Each decision is appended as an event and then applied like any other. Two projectors that
+ * decide the same thing meet at the event store (the event's key is recorded once): the later one applies the earlier
+ * one's decision and goes on. A slice decides only the windows inside it, so one slice's model calls stay bounded
+ * however long the backlog; without `sliceEvents` the backlog is projected slice after slice (WRITE_UNIT_EVENTS).
  */
-export async function projectSession(deps: ProjectionDeps, key: SessionKey, options: { final?: boolean; isolate?: boolean } = {}): Promise<ProjectionResult> {
-  try {
-    return await projectOnce(deps, key, options.final ?? false);
-  } catch (error) {
-    // The last retry of a failing batch: an event whose rows the store refuses is set aside, and projection goes on.
-    if (!options.isolate || (error instanceof MemoryError && error.code === 'conflict') || !(await setAsideFailingEvent(deps, key))) throw error;
-    return projectSession(deps, key, options);
+export async function projectSession(deps: ProjectionDeps, key: SessionKey, options: ProjectionOptions = {}): Promise<ProjectionResult> {
+  const limit = options.sliceEvents ?? WRITE_UNIT_EVENTS;
+  let interactionsWritten = 0;
+  for (;;) {
+    const result = await projectSliceOrSetAside(deps, key, options, limit, []);
+    interactionsWritten += result.interactionsWritten;
+    if (options.sliceEvents !== undefined || !result.pending) return { ...result, interactionsWritten };
   }
 }
 
-async function projectOnce(deps: ProjectionDeps, key: SessionKey, final: boolean): Promise<ProjectionResult> {
+async function projectSliceOrSetAside(deps: ProjectionDeps, key: SessionKey, options: ProjectionOptions, limit: number, setAside: readonly MemoryEvent[]): Promise<ProjectionResult> {
+  try {
+    return await projectSlice(deps, key, options.final ?? false, limit, setAside);
+  } catch (error) {
+    // The last attempt of a failing slice: an event whose rows the store refuses is set aside, and projection goes on.
+    if (!options.isolate || (error instanceof MemoryError && error.code === 'conflict')) throw error;
+    const recorded = await setAsideFailingEvent(deps, key, limit, setAside);
+    if (!recorded) throw error;
+    return projectSliceOrSetAside(deps, key, options, limit, [...setAside, ...recorded]);
+  }
+}
+
+/** One slice: load, decide (decisions are recorded at the stream's end), write. `setAside`: set-asides recorded for it already. */
+async function projectSlice(deps: ProjectionDeps, key: SessionKey, final: boolean, limit: number, setAside: readonly MemoryEvent[]): Promise<ProjectionResult> {
   let origin: MemoryEvent | undefined;
-  const decided: MemoryEvent[] = [];
+  const decided: MemoryEvent[] = [...setAside];
   for (let attempt = 1; ; attempt++) {
-    const loaded = await load(deps, key);
-    if (loaded.events.length === 0 && !loaded.stored) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten: 0 };
+    const loaded = await load(deps, key, limit);
+    if (loaded.events.length === 0 && !loaded.stored) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten: 0, pending: false };
     origin ??= loaded.events.at(-1);
-    // Decisions first, so a written document has nothing left to decide: `pending: 0` means summarised too.
-    if (await decide(deps, key, loaded.session, loaded.events, final, decided)) continue;
-    const written = await write(deps, key, loaded);
+    // Decisions first, so a document written at the stream's end has nothing left to decide (`pending: 0` means
+    // summarised too). They are recorded at the stream's end: a slice that reached it is read again to fold them.
+    if ((await decide(deps, key, loaded.session, loaded.events, final && !loaded.more, decided)) && !loaded.more) continue;
+    const written = await write(deps, key, loaded, decided);
     const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
     if (written !== null) {
       if (decided.length > 0 || projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin, decided);
-      return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: written };
+      return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: written.interactions, pending: loaded.more };
     }
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
   }
@@ -287,45 +333,64 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
 }
 
 /**
- * Writes the rows of each new event alone, in order; the first one the store refuses is set aside (`EventSetAside`,
- * with the error's class and code). False when every event's rows were written: the failure lies elsewhere (a model,
- * the session document) and no event is to blame.
+ * Writes the rows of each new event of the slice alone, in order; the first one the store refuses is set aside
+ * (`EventSetAside`, with the error's class and code), and the recorded event returned. Null when every event's rows
+ * were written: the failure lies elsewhere (a model, the session document) and no event is to blame.
  */
-async function setAsideFailingEvent(deps: ProjectionDeps, key: SessionKey): Promise<boolean> {
-  const { before, session, events } = await load(deps, key);
-  for (const event of live(session, events.filter((e) => e.metadata.seq > before.projectedThroughSeq))) {
+async function setAsideFailingEvent(deps: ProjectionDeps, key: SessionKey, limit: number, setAside: readonly MemoryEvent[]): Promise<MemoryEvent[] | null> {
+  const { before, session, events } = await load(deps, key, limit);
+  const bookmarked = withBookmark(session, setAside);
+  for (const event of live(bookmarked, events.filter((e) => e.metadata.seq > before.projectedThroughSeq))) {
+    const window = event.type === 'InteractionSummarised' ? [event] : [];
     try {
-      await writeDerived(deps, key, events, event.type === 'TurnAppended' ? [event] : [], event.type === 'InteractionSummarised' ? [event] : [], undefined);
+      await writeDerived(deps, key, await turnsOfWindows(deps, key, window, events), event.type === 'TurnAppended' ? [event] : [], window, undefined);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       const reason = `${error instanceof Error ? error.name : 'Error'}${typeof code === 'string' || typeof code === 'number' ? ` ${code}` : ''}`.slice(0, 200);
-      await append(deps, key, decideSetAside(session, event.metadata.seq, reason));
-      return true;
+      return record(deps, key, decideSetAside(bookmarked, event.metadata.seq, reason));
     }
   }
-  return false;
+  return null;
 }
 
-/** Appends the decisions the projected session calls for (and adds them to `appended`); false when there were none. */
-async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], final: boolean, appended: MemoryEvent[]): Promise<boolean> {
+/**
+ * Appends the decisions the loaded slice calls for and adds them, as recorded, to `recorded` (which also holds the
+ * decisions of earlier attempts: the deciders see them through the bookmark). True when it recorded any.
+ */
+async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], final: boolean, recorded: MemoryEvent[]): Promise<boolean> {
   const turns = events.filter(isTurn).filter((t) => t.metadata.seq <= session.projectedThroughSeq);
-  let state = session;
-  let decided = false;
-  for (const window of windowsToSummarise(session, turns, deps.memory.kTurnBuffer, final)) {
+  const before = recorded.length;
+  const view = () => withDecidedAhead(withBookmark(session, recorded));
+  for (const window of windowsToSummarise(view(), turns, deps.memory.kTurnBuffer, final)) {
+    const state = view();
     const metadata = await deps.chat.run('windowMetadata', { conversation: renderTranscript(window.turns), previousSummary: threadSummary(state, window) });
-    const drafts = decideInteraction(state, window, metadata, deps.chat.model);
-    const recorded = await append(deps, key, drafts);
-    if (!recorded) return true; // decided elsewhere first: apply that decision, then decide the rest from it
-    appended.push(...recorded);
-    state = recorded.reduce(evolve, state);
-    decided = true;
+    recorded.push(...(await record(deps, key, decideInteraction(state, window, metadata, deps.chat.model))));
   }
-  if (needsInit(session)) {
+  const state = withBookmark(session, recorded);
+  if (needsInit(state) && !state.decidedAhead?.init) {
     const init = await currentInit(deps, key, session.startedAt);
-    appended.push(...((await append(deps, key, decideInit(session, init.profile, init.recentSessions))) ?? []));
-    decided = true;
+    recorded.push(...(await record(deps, key, decideInit(state, init.profile, init.recentSessions))));
   }
-  return decided;
+  return recorded.length > before;
+}
+
+/**
+ * Appends decided events and returns them as recorded: a decision another writer recorded first (its key) is read
+ * back, so the later projector applies the earlier one's decision and goes on.
+ */
+async function record(deps: Pick<Deps, 'events' | 'clock'>, key: SessionKey, drafts: readonly EventDraft[]): Promise<MemoryEvent[]> {
+  if (drafts.length === 0) return [];
+  const recordedAt = deps.clock.now();
+  const outcomes = await deps.events.append(key, drafts, recordedAt);
+  return Promise.all(
+    drafts.map(async (draft, i) => {
+      const { seq, duplicate } = outcomes[i]!;
+      if (!duplicate) return MemoryEvent.parse({ ...draft, metadata: { schemaVersion: SCHEMA_VERSION, ...key, seq, recordedAt: recordedAt.toISOString() } });
+      const [first] = await deps.events.read(key, seq - 1, 1);
+      if (!first) throw conflict(`Session ${key.sessionId} changed while it was projected`);
+      return first;
+    }),
+  );
 }
 
 /** Appends decided events; returns them as recorded, or null when another writer had recorded one of them first. */

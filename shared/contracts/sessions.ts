@@ -74,6 +74,19 @@ export const SessionDocument = z.object({
   activeAgentId: Id.optional(),
   /** The init block (profile, recent session summaries), fixed when the session's first turn is projected. */
   init: z.object({ profile: z.string().nullable(), recentSessions: z.array(z.object({ sessionId: Id, endedAt: z.iso.datetime(), summary: z.string() })) }).optional(),
+  /**
+   * The projector's bookmark while it works through a backlog slice by slice, not part of the fold: decisions it
+   * recorded past `projectedThroughSeq` (they land at the stream's end) — each thread's last window, the init block,
+   * events set aside — so the next slice neither decides them again nor reads the stream's end to find them. Absent
+   * once the fold has reached them.
+   */
+  decidedAhead: z
+    .object({
+      threads: z.array(Thread.pick({ agentId: true, chunkedThroughSeq: true, cumulativeSummary: true })),
+      init: z.boolean(),
+      setAside: z.array(z.number().int().positive()),
+    })
+    .optional(),
 });
 export type SessionDocument = z.infer<typeof SessionDocument>;
 

@@ -124,6 +124,51 @@ export function evolve(state: SessionDocument, event: MemoryEvent): SessionDocum
   }
 }
 
+/**
+ * The document as the deciders see it: the fold, with the decisions the projector recorded past it (its bookmark,
+ * `decidedAhead`) applied to the threads, so a backlog projected slice by slice has each window decided once.
+ */
+export function withDecidedAhead(state: SessionDocument): SessionDocument {
+  const ahead = state.decidedAhead;
+  if (!ahead || ahead.threads.length === 0) return state;
+  let next = state;
+  for (const d of ahead.threads) {
+    next = withThread(next, d.agentId, (t) => (d.chunkedThroughSeq > t.chunkedThroughSeq ? { ...t, chunkedThroughSeq: d.chunkedThroughSeq, cumulativeSummary: d.cumulativeSummary } : t));
+  }
+  return withSessionView(next);
+}
+
+/**
+ * The bookmark after `recorded` (decisions appended past the fold): each thread's last window, the init block and the
+ * events set aside, kept only for what the fold has not reached yet; a projection that caught up is the plain fold.
+ */
+export function withBookmark(state: SessionDocument, recorded: readonly MemoryEvent[]): SessionDocument {
+  const threads = [...(state.decidedAhead?.threads ?? [])];
+  let init = state.decidedAhead?.init ?? false;
+  const setAside = new Set(state.decidedAhead?.setAside);
+  for (const e of recorded) {
+    if (e.metadata.seq <= state.projectedThroughSeq) continue;
+    if (e.type === 'SessionInitFixed') init = true;
+    if (e.type === 'EventSetAside') setAside.add(e.data.seq);
+    if (e.type === 'InteractionSummarised' && e.data.agentId !== undefined) {
+      const { toSeq, cumulativeSummary } = e.data;
+      const agentId = e.data.agentId ?? undefined;
+      const i = threads.findIndex((t) => t.agentId === agentId);
+      const entry = { ...(agentId !== undefined && { agentId }), chunkedThroughSeq: toSeq, cumulativeSummary };
+      if (i < 0) threads.push(entry);
+      else if (threads[i]!.chunkedThroughSeq < toSeq) threads[i] = entry;
+    }
+  }
+  const ahead = {
+    threads: threads.filter((d) => d.chunkedThroughSeq > (findThread(state, d.agentId)?.chunkedThroughSeq ?? 0)),
+    init: init && state.init === undefined,
+    setAside: [...setAside].filter((seq) => !state.setAside?.some((s) => s.seq === seq)).sort((a, b) => a - b),
+  };
+  const next: SessionDocument = { ...state, decidedAhead: ahead };
+  if (ahead.threads.length === 0 && !ahead.init && ahead.setAside.length === 0) delete next.decidedAhead;
+  return next;
+}
+
 /** Folds events (in seq order) into the session document. */
 export const foldSession = (state: SessionDocument, events: readonly MemoryEvent[]): SessionDocument => events.reduce(evolve, state);
 

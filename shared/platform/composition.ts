@@ -19,6 +19,9 @@ import { createAuthenticator, type Authenticator } from './auth.js';
 import type { SlotStore } from '../application/slot-ports.js';
 import { PostgresSlotStore } from '../adapters/postgres/slots.js';
 import { MemoryBudget, type Shed } from './memory-budget.js';
+import type { ProjectionQueue } from '../application/projection-ports.js';
+import type { ProjectionSchedule } from '../application/projection-scheduler.js';
+import { PostgresProjectionQueue } from '../adapters/postgres/projection-queue.js';
 
 export interface Runtime extends Deps {
   settings: Settings;
@@ -43,6 +46,9 @@ export interface Runtime extends Deps {
   slots: SlotStore;
   /** MEMORY_BUDGET_MB > 0: the governor that sheds caches and refuses appends over the budget (memory-budget.ts). */
   admission?: MemoryBudget;
+  /** Sessions whose projection may be pending, and how they are served (PROJECTION_* settings). */
+  projectionQueue: ProjectionQueue;
+  projection: ProjectionSchedule;
 }
 
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
@@ -71,7 +77,7 @@ async function openBlobs(s: Settings): Promise<BlobStore | null> {
 async function openStores(
   s: Settings,
   embeddingModel: string,
-): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys' | 'slots'> & Stores & { artifacts: ArtifactStore; sheds?: Shed[] }> {
+): Promise<Pick<Runtime, 'backend' | 'changeFeed' | 'forgets' | 'apiKeys' | 'slots' | 'projectionQueue'> & Stores & { artifacts: ArtifactStore; sheds?: Shed[] }> {
   if (s.STORAGE_BACKEND === 'cosmos') {
     // Loaded only when used, so the embedded default never pulls in the Cosmos SDK.
     const { openCosmos } = await import('../adapters/cosmos/client.js');
@@ -82,6 +88,7 @@ async function openStores(
     const { CosmosForgetStore } = await import('../adapters/cosmos/forget.js');
     const { CosmosApiKeyStore } = await import('../adapters/cosmos/api-keys.js');
     const { CosmosSlotStore } = await import('../adapters/cosmos/slots.js');
+    const { CosmosProjectionQueue } = await import('../adapters/cosmos/projection-queue.js');
     return {
       backend: 'cosmos',
       ...cosmosStores(database, { ownsClient: true, retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS) }),
@@ -89,6 +96,7 @@ async function openStores(
       forgets: new CosmosForgetStore(database),
       apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)),
       slots: new CosmosSlotStore(database.container(COSMOS_CONTAINERS.slots.name)),
+      projectionQueue: new CosmosProjectionQueue(database.container(COSMOS_CONTAINERS.projectionQueue.name)),
     };
   }
   const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
@@ -118,6 +126,7 @@ async function openStores(
     forgets: new PostgresForgetStore(db, snapshots),
     apiKeys: new PostgresApiKeyStore(db),
     slots: new PostgresSlotStore(db),
+    projectionQueue: new PostgresProjectionQueue(db),
   };
 }
 
@@ -179,6 +188,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
     },
     retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS),
+    projection: { sliceEvents: s.PROJECTION_SLICE_EVENTS, parallelism: s.PROJECTION_PARALLELISM, budgetMs: s.PROJECTION_BUDGET_MS },
     apiKeys: stores.apiKeys,
     auth: createAuthenticator(s, stores.apiKeys),
   };

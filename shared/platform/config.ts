@@ -106,6 +106,14 @@ export const Settings = z.object({
   PUMP_INTERVAL_MS: int(100, 5, 60_000),
   /** Local host: events per pump batch. */
   PUMP_BATCH_SIZE: int(500, 1, 10_000),
+  /** Projection: events past a session's checkpoint projected per slice; sessions take turns slice by slice. */
+  PROJECTION_SLICE_EVENTS: int(128, 1, 10_000),
+  /** Projection: queued sessions served at once. */
+  PROJECTION_PARALLELISM: int(4, 1, 64),
+  /** Projection: how long one serving of the queue (the timer, the local host's loop) goes on claiming slices. */
+  PROJECTION_BUDGET_MS: int(60_000, 100, 600_000),
+  /** NCRONTAB schedule (6 fields, UTC) of the projection queue's timer, which serves what the change feed left queued. */
+  PROJECTION_QUEUE_SCHEDULE: z.string().trim().min(1).default('*/5 * * * * *'),
   /** Session end: a session without turns for this long is ended by the idle check. */
   SESSION_IDLE_TIMEOUT_MINUTES: int(30, 1, 10_080),
   /** NCRONTAB schedule (6 fields, UTC) of the idle-session check. */

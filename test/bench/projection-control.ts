@@ -57,6 +57,14 @@ export class ProjectionControl {
       };
       this.restore.push(() => (feed.readFeed = readFeed));
     }
+    // The projection queue (served by the change-feed handler and the host's scheduler loop) is held back with the feed:
+    // while paused or past the deadline nothing is claimed; a slice claimed before finishes (slices are short).
+    const queue = runtime.projectionQueue;
+    const { claim, claimSessions } = queue;
+    const held = () => this.paused || now() >= this.deadline;
+    queue.claim = (limit, at, leaseUntil) => (held() ? Promise.resolve([]) : claim.call(queue, limit, at, leaseUntil));
+    queue.claimSessions = (keys, at, leaseUntil) => (held() ? Promise.resolve([]) : claimSessions.call(queue, keys, at, leaseUntil));
+    this.restore.push(() => Object.assign(queue, { claim, claimSessions }));
     const guard = () => {
       const tag = this.tags.getStore();
       if (tag === undefined) return; // not the pump (a request): never touched
@@ -133,14 +141,14 @@ export class ProjectionControl {
     this.deadline = Number.POSITIVE_INFINITY;
   }
 
-  /** Events written but not yet checkpointed by the pump (the feed after its checkpoint). */
+  /** Events written but not yet checkpointed by the pump (the feed after its checkpoint), plus the sessions still queued. */
   async backlog(): Promise<number> {
     const db = dbOf(this.runtime);
     const feed = this.runtime.changeFeed;
     if (!db || !feed) return 0;
     const [tx, position] = ((await feed.loadCheckpoint(PROJECTOR)) ?? '0:0').split(':');
     const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)', [tx, position]);
-    return row?.n ?? 0;
+    return (row?.n ?? 0) + (await this.runtime.projectionQueue.size());
   }
 
   /** Skips the current backlog (see the class comment); returns how many events were skipped. Leaves the pump running. */
@@ -152,6 +160,7 @@ export class ProjectionControl {
     const skipped = await this.backlog();
     const [last] = await db.query<{ tx_id: string; position: string }>('SELECT e.tx_id::text AS tx_id, e.position::text AS position FROM events e ORDER BY e.tx_id DESC, e.position DESC LIMIT 1');
     if (last) await feed.saveCheckpoint(PROJECTOR, `${last.tx_id}:${last.position}`);
+    await db.query('DELETE FROM projection_queue');
     this.resume();
     return skipped;
   }

@@ -31,6 +31,20 @@ describe('postgres change feed', () => {
     await stores.close();
   }, 30_000);
 
+  it('reads in position order where the positions gain a digit (9 → 10): small batches skip nothing', async () => {
+    const stores = await openMigrated();
+    const key = { userId: 'u', sessionId: 'digits' };
+    await stores.events.append(key, Array.from({ length: 25 }, (_, i) => turnDraft(`t${i + 1}`)), at);
+    const seqs: number[] = [];
+    let cursor: string | null = null;
+    for (let batch = await stores.events.readFeed(cursor, 4); batch.events.length > 0; batch = await stores.events.readFeed(cursor, 4)) {
+      seqs.push(...batch.events.map((e) => e.metadata.seq));
+      cursor = batch.cursor;
+    }
+    expect(seqs).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    await stores.close();
+  }, 30_000);
+
   it('does not read past a transaction that is still open, so a late commit is never skipped', async () => {
     const stores = await openMigrated();
     const doc = JSON.stringify(eventDocument({ userId: 'u', sessionId: 'late' }, 0, turnDraft('x'), at));

@@ -20,7 +20,7 @@ import {
  * - Declare only paths a query reads: every vector and full-text path costs index work on each write. (Interaction
  *   topics and entities are not full-text searched, and artifacts carry no description vector.)
  * - `compositeIndexes`: for queries that filter and order on two fields (a session's events by seq; sessions by status
- *   and last activity, which the idle-session sweep reads).
+ *   and last activity, which the idle-session sweep reads; queued sessions by when they were served and queued).
  */
 export const COSMOS_CONTAINERS = {
   events: { name: 'events', partitionKey: '/userId', defaultTtl: -1, vectorPaths: [], fullTextPaths: [], compositeIndexes: [['/sessionId', '/seq']] },
@@ -49,6 +49,8 @@ export const COSMOS_CONTAINERS = {
   slots: { name: 'slots', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [['/stream', '/version']] },
   /** Forget tombstones (shared/adapters/cosmos/forget.ts): one per forget in progress, deleted when it has completed. */
   forgets: { name: 'forgets', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
+  /** Sessions whose projection may be pending (shared/adapters/cosmos/projection-queue.ts): one item per queued session. */
+  projectionQueue: { name: 'projectionQueue', partitionKey: '/userId', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [['/servedAt', '/queuedAt']] },
   /** API keys (hashes only), one item per key: `/id` = the key id, read by point reads. */
   apiKeys: { name: 'apiKeys', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },
   leases: { name: 'leases', partitionKey: '/id', defaultTtl: null, vectorPaths: [], fullTextPaths: [], compositeIndexes: [] },

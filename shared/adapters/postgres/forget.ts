@@ -31,8 +31,9 @@ const USER_TABLES = [
   'artifact_snapshots',
   'artifact_blob_deletions',
   'slot_events',
+  'projection_queue',
 ] as const;
-const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts', 'slot_events'] as const;
+const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts', 'slot_events', 'projection_queue'] as const;
 
 export class PostgresForgetStore implements ForgetStore {
   readonly refusesWritesItself = true;

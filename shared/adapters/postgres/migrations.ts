@@ -553,6 +553,40 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE memory_turns ADD COLUMN refers_from timestamptz, ADD COLUMN refers_to timestamptz;
     `,
   },
+  {
+    version: 20,
+    name: 'projection queue: sessions whose projection may be pending, served a slice at a time',
+    sql: `
+      -- One row per queued session (shared/application/projection-ports.ts). Claims take those never served
+      -- (served_at -infinity) in the order queued, then the least recently served, among those due (backoff) and not
+      -- leased; generation goes up on each
+      -- enqueue, so a scheduler that finishes a session removes the row only if nobody queued it again meanwhile.
+      CREATE TABLE projection_queue (
+        user_id     text NOT NULL,
+        session_id  text NOT NULL,
+        generation  integer NOT NULL DEFAULT 1,
+        failures    integer NOT NULL DEFAULT 0,
+        queued_at   timestamptz NOT NULL,
+        served_at   timestamptz NOT NULL,
+        due_at      timestamptz NOT NULL,
+        lease_until timestamptz NOT NULL,
+        PRIMARY KEY (user_id, session_id)
+      );
+      CREATE INDEX projection_queue_next ON projection_queue (served_at, queued_at);
+      -- Under a forget tombstone nothing of the scope is queued (the forget purges the row anyway): the insert is skipped
+      -- rather than refused, so a change-feed batch never fails on it. Same lock as the guards of migration 14.
+      CREATE FUNCTION projection_queue_forget_skip() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(7071014, hashtext(NEW.user_id));
+        IF EXISTS (SELECT 1 FROM forget_tombstones t WHERE t.user_id = NEW.user_id AND (t.session_id = '' OR t.session_id = NEW.session_id)) THEN
+          RETURN NULL;
+        END IF;
+        RETURN NEW;
+      END
+      $fn$;
+      CREATE TRIGGER projection_queue_forget_skip BEFORE INSERT ON projection_queue FOR EACH ROW EXECUTE FUNCTION projection_queue_forget_skip();
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

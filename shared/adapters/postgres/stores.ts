@@ -167,11 +167,13 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
     const [tx, position] = (cursor ?? '0:0').split(':');
     // Only transactions older than every one still running are read: an event that commits late
     // has a tx_id at or above that horizon, so it is picked up by a later read instead of being skipped.
+    // Ordered by the columns (qualified: the bare names are the text aliases), so the index serves the LIMIT and the
+    // order is the cursor's: by text, '10000' sorted before '9999' and a batch cut there skipped events.
     const rows = await this.db.query<{ doc: unknown; tx_id: string; position: string }>(
       `SELECT doc, tx_id::text AS tx_id, position::text AS position FROM events
        WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
          AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY tx_id, position LIMIT $3`,
+       ORDER BY events.tx_id, events.position LIMIT $3`,
       [tx, position, limit],
     );
     const last = rows.at(-1);

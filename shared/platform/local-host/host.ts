@@ -22,6 +22,30 @@ async function within(work: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The timer function that serves the projection queue; the local host also runs it after each change-feed batch. */
+const PROJECTION_QUEUE_FUNCTION = 'timer-projection-queue';
+
+/** Runs `work` when woken, one run at a time; a wake during a run runs it once more when that run ends. */
+export function wakeable(work: () => Promise<void>): { wake: () => void; stop: () => Promise<void> } {
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+  const wake = (): void => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await work();
+      } while (again && !stopped);
+    })().finally(() => (running = undefined));
+  };
+  return { wake, stop: async () => ((stopped = true), await running) };
+}
+
 /** `npm start`: the whole service on this machine — PGlite, offline models, the app's own functions over HTTP. */
 export async function startLocalHost(overrides: { port?: number; durable?: RunnerOptions; timers?: boolean } = {}) {
   assertOpenOnlyOnLoopback(settings());
@@ -46,9 +70,21 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
     f.trigger.kind === 'timer' ? [new LocalTimer(f.name, String((config as Record<string, unknown>)[f.trigger.scheduleSetting]), f.handler as TimerHandler)] : [],
   );
 
+  // The projection queue is served on its schedule and, for low latency, right after each change-feed batch (and at
+  // start, for sessions queued before a restart); one run at a time, the invocation (and its failure log) a timer's.
+  const projectionQueue = functions.find((f) => f.name === PROJECTION_QUEUE_FUNCTION && f.trigger.kind === 'timer');
+  const projectionRun = projectionQueue && new LocalTimer(projectionQueue.name, config.PROJECTION_QUEUE_SCHEDULE, projectionQueue.handler as TimerHandler);
+  const projection = wakeable(async () => projectionRun?.fire());
   const pumps = functions.flatMap((f) =>
     f.trigger.kind === 'cosmosChangeFeed' && runtime.changeFeed
-      ? [new ChangeFeedPump(runtime.changeFeed, f.handler as ChangeFeedHandler, { name: f.name, batchSize: config.PUMP_BATCH_SIZE, intervalMs: config.PUMP_INTERVAL_MS })]
+      ? [
+          new ChangeFeedPump(runtime.changeFeed, f.handler as ChangeFeedHandler, {
+            name: f.name,
+            batchSize: config.PUMP_BATCH_SIZE,
+            intervalMs: config.PUMP_INTERVAL_MS,
+            afterBatch: projection.wake,
+          }),
+        ]
       : [],
   );
   const server = createLocalServer(functions, {
@@ -62,6 +98,7 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
   });
   await new Promise<void>((resolve) => server.listen(overrides.port ?? config.PORT, config.HOST, resolve));
   pumps.forEach((p) => p.start());
+  projection.wake();
   await runner.resumeAll();
   if (overrides.timers !== false) timers.forEach((t) => t.start());
   const { port } = server.address() as AddressInfo;
@@ -79,7 +116,7 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
       server.closeIdleConnections();
       await within(closed, graceMs);
       server.closeAllConnections();
-      await within(Promise.all([...timers.map((t) => t.stop()), runner.stop(), ...pumps.map((p) => p.stop())]), graceMs);
+      await within(Promise.all([...timers.map((t) => t.stop()), runner.stop(), ...pumps.map((p) => p.stop()), projection.stop()]), graceMs);
       await runtime.close();
       await azurite?.stop();
     })());

@@ -11,6 +11,8 @@ export interface PumpOptions {
   coalesceMs?: number;
   /** Retries of a failing batch before the handler is told it is the last one (default 3; it may set events aside). */
   maxRetries?: number;
+  /** Called after each batch is handled and checkpointed (the local host wakes the projection queue's scheduler). */
+  afterBatch?: () => void;
 }
 
 /**
@@ -77,6 +79,7 @@ export class ChangeFeedPump {
       await this.handler(batch.events, invocationContext(this.options.name, {}, retryContext));
       this.failures = 0;
       await this.feed.saveCheckpoint(this.options.name, batch.cursor);
+      this.options.afterBatch?.();
       cursor = batch.cursor;
       handled += batch.events.length;
       if (this.stopping) return handled;

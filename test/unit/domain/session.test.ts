@@ -13,6 +13,8 @@ import {
   sessionOf,
   threadSummary,
   windowsToSummarise,
+  withBookmark,
+  withDecidedAhead,
 } from '../../../shared/domain/session.js';
 import { turn, turns } from '../../support/builders.js';
 
@@ -183,5 +185,34 @@ describe('threads (each agent\'s turns chunked and summarised on their own)', ()
     const state = given(...stream, handoff);
     expect(state).toMatchObject({ activeAgentId: 'writer', agentIds: ['planner', 'researcher', 'writer'] });
     expect(state.handoffs).toEqual([{ seq: 9, handoffId: 'h1', fromAgentId: 'planner', toAgentId: 'writer', note: 'draft it', memoryKeys: ['notes'], at: handoff.metadata.recordedAt }]);
+  });
+});
+
+describe('the projector\'s bookmark: decisions recorded past the fold (a backlog projected in slices)', () => {
+  // A slice folded turns 1..25 of a 100-turn backlog; its windows' decisions are recorded at the stream's end (101, 102).
+  const slice = given(...turns(1, 25));
+  const ahead = [summarised(101, 1, 10), recorded(102, { type: 'SessionInitFixed', data: { profile: null, recentSessions: [] } })];
+  const second = recorded(103, decideInteraction(withDecidedAhead(withBookmark(slice, ahead)), window(11, 20), metadata(11), 'm')[0]!);
+
+  it('given decisions recorded ahead, then the deciders see them: the next window is the one after, chained on the last summary', () => {
+    const view = withDecidedAhead(withBookmark(slice, ahead));
+    expect(windowsToSummarise(view, turns(1, 25), 10, false).map((w) => [w.fromSeq, w.toSeq])).toEqual([[11, 20]]);
+    expect(threadSummary(view, window(11, 20))).toBe('so far 1');
+    expect(withBookmark(slice, [...ahead, second]).decidedAhead).toEqual({ threads: [{ chunkedThroughSeq: 20, cumulativeSummary: 'so far 11' }], init: true, setAside: [] });
+  });
+
+  it('given the fold reaching the decisions, then the bookmark is gone and the document is the plain fold', () => {
+    const bookmarked = withBookmark(slice, [...ahead, second]);
+    const stream = [...turns(1, 100), ...ahead, second];
+    const caughtUp = withBookmark(foldSession(bookmarked, stream.slice(25)), []);
+    expect(caughtUp).toEqual(sessionOf(key, stream));
+    // Half-way (the window 1..10 folded, 11..20 not yet), only what is still ahead is kept.
+    const partly = withBookmark(foldSession(bookmarked, stream.slice(25, 101)), []);
+    expect(partly.decidedAhead).toEqual({ threads: [{ chunkedThroughSeq: 20, cumulativeSummary: 'so far 11' }], init: true, setAside: [] });
+  });
+
+  it('leaves a document with nothing recorded ahead as it is', () => {
+    expect(withBookmark(slice, [summarised(20, 1, 10)])).toEqual(slice);
+    expect(withDecidedAhead(slice)).toBe(slice);
   });
 });

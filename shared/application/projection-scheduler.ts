@@ -1,0 +1,111 @@
+import type { MemoryEvent } from '../contracts/events.js';
+import type { SessionKey } from '../contracts/ids.js';
+import { projectSession, touchedSessions, type ProjectionDeps } from './project-session.js';
+import type { ProjectionQueue, QueuedSession } from './projection-ports.js';
+
+/** How the queue is served (PROJECTION_* settings). */
+export interface ProjectionSchedule {
+  /** Events past a session's checkpoint projected per slice. */
+  sliceEvents: number;
+  /** Sessions served at once. */
+  parallelism: number;
+  /** How long one serving of the queue goes on claiming slices (a slice in flight then finishes). */
+  budgetMs: number;
+}
+
+export type SchedulerDeps = ProjectionDeps & { projectionQueue: ProjectionQueue };
+
+/** Failed slices in a row after which the next attempt sets aside an event its store refuses (the pump's third retry). */
+export const PROJECTION_RETRIES = 3;
+/** How long a claim holds a session: longer than a slice takes, short enough that a crashed scheduler's sessions are soon served again. */
+export const LEASE_MS = 30_000;
+/** The wait after the nth failure in a row: 2 s, 4 s, 8 s … at most 2 min, as the change feed's retry policy. */
+export const retryDelayMs = (failures: number): number => Math.min(120_000, 2_000 * 2 ** Math.max(0, failures - 1));
+
+export interface ServeReport {
+  /** Slices projected. */
+  slices: number;
+  /** Sessions that caught up and left the queue. */
+  caughtUp: number;
+  /** Slices that failed (their sessions stay queued, due again after a backoff): the session and the error's class. */
+  failed: { key: SessionKey; error: string }[];
+}
+
+/** Queues the sessions a change-feed batch touched; returns those that were not queued before (nothing was pending). */
+export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQueue' | 'clock'>, events: readonly MemoryEvent[]): Promise<SessionKey[]> {
+  return deps.projectionQueue.enqueue(touchedSessions(events), deps.clock.now());
+}
+
+/**
+ * The sessions of a change-feed batch to serve at once: new to the queue (`fresh`) and with fewer events in the batch
+ * than a slice, so a new user's turn is projected by the batch that delivers it. A session that arrives with a
+ * backlog is left to the scheduler, so the feed moves on without waiting for its slice.
+ */
+export function servedAtOnce(fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): SessionKey[] {
+  const id = (userId: string, sessionId: string) => JSON.stringify([userId, sessionId]);
+  const counts = new Map<string, number>();
+  for (const { metadata } of events) counts.set(id(metadata.userId, metadata.sessionId), (counts.get(id(metadata.userId, metadata.sessionId)) ?? 0) + 1);
+  return fresh.filter((k) => (counts.get(id(k.userId, k.sessionId)) ?? 0) < sliceEvents);
+}
+
+/**
+ * Serves the projection queue fairly: a slice per claim, sessions never served first, then the least recently served,
+ * `parallelism` sessions at once,
+ * until nothing is due or `budgetMs` is used; a session with more pending goes to the back. One busy session therefore
+ * delays another by at most the slices in flight. A failing slice leaves its session queued with backoff and never
+ * holds up the others; once it has failed PROJECTION_RETRIES times in a row, the next attempt sets aside the event its
+ * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions.
+ */
+export async function serveProjectionQueue(
+  deps: SchedulerDeps,
+  schedule: ProjectionSchedule,
+  options: { sessions?: readonly SessionKey[]; /** At most this many slices (claims), besides the time budget. */ slices?: number } = {},
+): Promise<ServeReport> {
+  const report: ServeReport = { slices: 0, caughtUp: 0, failed: [] };
+  const now = () => deps.clock.now();
+  const leaseUntil = () => new Date(now().getTime() + LEASE_MS);
+  const workers: (() => Promise<void>)[] = [];
+  if (options.sessions) {
+    const claimed = await deps.projectionQueue.claimSessions(options.sessions, now(), leaseUntil());
+    const next = () => claimed.shift();
+    const worker = async () => {
+      for (let entry = next(); entry; entry = next()) await serve(deps, schedule, entry, report);
+    };
+    workers.push(...Array.from({ length: Math.min(schedule.parallelism, claimed.length) }, () => worker));
+  } else {
+    const deadline = now().getTime() + schedule.budgetMs;
+    let claims = options.slices ?? Number.POSITIVE_INFINITY;
+    const worker = async () => {
+      while (now().getTime() < deadline && claims > 0) {
+        claims -= 1;
+        const [entry] = await deps.projectionQueue.claim(1, now(), leaseUntil());
+        if (!entry) return void (claims += 1);
+        await serve(deps, schedule, entry, report);
+      }
+    };
+    workers.push(...Array.from({ length: schedule.parallelism }, () => worker));
+  }
+  // Every worker finishes (none is left running in the background) before a failure of the queue itself is thrown.
+  const outcomes = await Promise.allSettled(workers.map((w) => w()));
+  const broken = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (broken) throw broken.reason;
+  return report;
+}
+
+/** One slice of one session, and its queue entry updated: to the back, removed, or failed with backoff. */
+async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: QueuedSession, report: ServeReport): Promise<void> {
+  let pending: boolean;
+  try {
+    ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES }));
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    report.failed.push({ key: entry.key, error: `${error instanceof Error ? error.name : 'Error'}${typeof code === 'string' || typeof code === 'number' ? ` ${code}` : ''}` });
+    const at = deps.clock.now();
+    await deps.projectionQueue.failed(entry, at, new Date(at.getTime() + retryDelayMs(entry.failures + 1)));
+    return;
+  }
+  report.slices += 1;
+  if (pending) return deps.projectionQueue.requeue(entry, deps.clock.now());
+  await deps.projectionQueue.done(entry, deps.clock.now());
+  report.caughtUp += 1;
+}
