@@ -5,7 +5,8 @@ import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
 import { assertOneEmbeddingModel, ensureVectorIndexes } from '../adapters/postgres/search.js';
 import { SnapshotSearchIndex } from '../adapters/postgres/search-snapshot.js';
-import { createLocalModels } from '../adapters/local-models/index.js';
+import { createLocalModels, ModelThreadPool } from '../adapters/local-models/index.js';
+import { EmbeddingBatcher } from '../adapters/embedding-batcher.js';
 import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
@@ -42,14 +43,21 @@ export interface Runtime extends Deps {
   slots: SlotStore;
 }
 
+/**
+ * The models of MODEL_PROVIDER. The embedder every use case gets shares its calls across callers (EmbeddingBatcher):
+ * sessions projected at once embed in one call, up to EMBEDDING_BATCH_TEXTS texts, EMBEDDING_CONCURRENCY calls at once.
+ */
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
   if (s.MODEL_PROVIDER === 'local') {
     if (s.EMBEDDING_DIMENSIONS !== 512) throw new Error('Invalid settings: EMBEDDING_DIMENSIONS must be 512 with MODEL_PROVIDER=local (the offline sentence encoder)');
-    return createLocalModels(meter);
+    const { embedder, ...local } = createLocalModels(meter, new ModelThreadPool(s.MODEL_THREADS));
+    return { ...local, embedder: new EmbeddingBatcher(embedder, { maxTexts: s.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: s.EMBEDDING_CONCURRENCY ?? 2 * s.MODEL_THREADS }) };
   }
   // Loaded only when used, so the offline default never pulls in the OpenAI SDK.
   const { createOpenAIModels, openAIOptionsFromSettings } = await import('../adapters/openai/index.js');
-  return createOpenAIModels(openAIOptionsFromSettings(s), meter);
+  const maxTexts = s.EMBEDDING_BATCH_TEXTS ?? 256;
+  const { embedder, ...hosted } = createOpenAIModels({ ...openAIOptionsFromSettings(s), embeddingBatch: { maxInputs: maxTexts } }, meter);
+  return { ...hosted, embedder: new EmbeddingBatcher(embedder, { maxTexts, concurrency: s.EMBEDDING_CONCURRENCY ?? 4 }) };
 }
 
 async function openBlobs(s: Settings): Promise<BlobStore | null> {
