@@ -6,7 +6,7 @@ import { postgresStores } from '../adapters/postgres/stores.js';
 import { assertOneEmbeddingModel, ensureVectorIndexes } from '../adapters/postgres/search.js';
 import { SnapshotSearchIndex } from '../adapters/postgres/search-snapshot.js';
 import { createLocalModels, ModelThreadPool } from '../adapters/local-models/index.js';
-import { EmbeddingBatcher } from '../adapters/embedding-batcher.js';
+import { EmbeddingBatcher } from '../adapters/batching/embedding-batcher.js';
 import { UsageMeter } from '../application/metering.js';
 import { settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EmbeddingBatcher } from '../../../shared/adapters/embedding-batcher.js';
-import type { Embedder } from '../../../shared/application/ports.js';
-import { MemoryError } from '../../../shared/domain/errors.js';
+import { EmbeddingBatcher } from '../../../../shared/adapters/batching/embedding-batcher.js';
+import type { Embedder } from '../../../../shared/application/ports.js';
+import { MemoryError } from '../../../../shared/domain/errors.js';
 
 /** An embedder whose vector for a text is [length, first char code]; records every call's input; `gate` holds calls. */
 class RecordingEmbedder implements Embedder {

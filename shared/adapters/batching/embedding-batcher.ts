@@ -1,5 +1,5 @@
-import type { Embedder } from '../application/ports.js';
-import { MemoryError } from '../domain/errors.js';
+import type { Embedder } from '../../application/ports.js';
+import { MemoryError } from '../../domain/errors.js';
 
 export interface EmbeddingBatcherOptions {
   /** Most texts in one call of the wrapped embedder (a caller with more is split over several calls). */
