@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime } from '../../shared/platform/composition.js';
 import { loadSettings } from '../../shared/platform/config.js';
-import { embeddings, fakeVector, startOpenAITestServer, type OpenAITestServer } from '../support/openai-test-server.js';
+import { embeddings, fakeVector, startOpenAITestServer, type Handler, type OpenAITestServer, type ScriptedResponse } from '../support/openai-test-server.js';
 
 /** The runtime's embedder with a hosted model: concurrent callers (sessions projected at once) share HTTP requests. */
 describe('embedding batches across callers, hosted model', () => {
@@ -41,7 +41,7 @@ describe('embedding batches across callers, hosted model', () => {
 
   it('given a request the endpoint refuses (HTTP 400) for one caller\'s text, then only that caller fails', async () => {
     server.reset();
-    const ok = embeddings();
+    const ok = embeddings() as Exclude<Handler, ScriptedResponse>;
     server.setDefault('embeddings', (request) => ((request.body.input as string[]).includes('refused') ? { status: 400, body: { error: { message: 'bad input' } } } : ok(request)));
     const [good, bad] = await Promise.allSettled([runtime.embedder.embed(['fine']), runtime.embedder.embed(['refused'])]);
     expect(good).toMatchObject({ status: 'fulfilled', value: [expect.any(Array)] });
