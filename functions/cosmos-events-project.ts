@@ -2,6 +2,7 @@ import type { InvocationContext } from '@azure/functions';
 import { projectChanges } from '../shared/application/project-session.js';
 import { MemoryEvent } from '../shared/contracts/events.js';
 import { getRuntime } from '../shared/platform/composition.js';
+import { projectionParallelism } from '../shared/platform/config.js';
 import { cosmosChangeFeed, defineFunction, isLastRetry } from '../shared/platform/functions.js';
 
 /**
@@ -12,7 +13,8 @@ import { cosmosChangeFeed, defineFunction, isLastRetry } from '../shared/platfor
  */
 export async function handler(documents: unknown[], ctx: InvocationContext): Promise<void> {
   const events = documents.map((doc) => MemoryEvent.parse(doc));
-  const results = await projectChanges(await getRuntime(), events, { isolate: isLastRetry(ctx) });
+  const runtime = await getRuntime();
+  const results = await projectChanges(runtime, events, { isolate: isLastRetry(ctx), parallelism: projectionParallelism(runtime.settings) });
   const written = results.reduce((n, r) => n + r.interactionsWritten, 0);
   ctx.log(`Projected ${results.length} sessions from ${events.length} events; ${written} interactions written`);
 }

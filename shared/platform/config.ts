@@ -108,6 +108,11 @@ export const Settings = z.object({
   PUMP_INTERVAL_MS: int(100, 5, 60_000),
   /** Local host: events per pump batch. */
   PUMP_BATCH_SIZE: int(500, 1, 10_000),
+  /**
+   * Sessions of a change-feed batch projected at once. Default 4 with the offline models (the model threads are the
+   * bound), 32 with hosted ones (each session mostly waits on the endpoint).
+   */
+  PROJECTION_PARALLELISM: z.coerce.number().int().min(1).max(256).optional(),
   /** Session end: a session without turns for this long is ended by the idle check. */
   SESSION_IDLE_TIMEOUT_MINUTES: int(30, 1, 10_080),
   /** NCRONTAB schedule (6 fields, UTC) of the idle-session check. */
@@ -140,6 +145,9 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   checkAuth(parsed.data, env);
   return parsed.data;
 }
+
+/** PROJECTION_PARALLELISM, or its default for the models in use. */
+export const projectionParallelism = (s: Settings): number => s.PROJECTION_PARALLELISM ?? (s.MODEL_PROVIDER === 'local' ? 4 : 32);
 
 /** True under the Functions host (Azure sets WEBSITE_INSTANCE_ID; the host and `func start` set FUNCTIONS_WORKER_RUNTIME). */
 export const inFunctionsHost = (env: Record<string, string | undefined> = process.env) => Boolean(env.WEBSITE_INSTANCE_ID || env.FUNCTIONS_WORKER_RUNTIME);
