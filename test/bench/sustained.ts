@@ -47,6 +47,7 @@ const CLIENT: ClientKind = process.env.BENCH_CLIENT === 'node' ? 'node' : 'fetch
 
 /** The environment as given: the hosted part sets its own settings in process.env, the offline part starts from this. */
 const GIVEN_ENV = { ...process.env };
+process.env.LOG_LEVEL = 'warning';
 const root = mkdtempSync(path.join(os.tmpdir(), 'memory-sustained-'));
 const load1m = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
