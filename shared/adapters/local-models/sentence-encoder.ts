@@ -60,7 +60,10 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
       const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
       const vectors: number[][] = new Array<number[]>(texts.length);
       const batches: number[][] = [];
-      for (let i = 0; i < order.length; i += this.batchSize) batches.push(order.slice(i, i + this.batchSize));
+      // A call of few texts is spread over the threads (a window's two long texts embed side by side): its latency is
+      // what a projection's lag waits for. Under load, calls are large and batches full.
+      const size = Math.max(1, Math.min(this.batchSize, Math.ceil(texts.length / this.concurrency)));
+      for (let i = 0; i < order.length; i += size) batches.push(order.slice(i, i + size));
       await Promise.all(
         batches.map(async (indices) => {
           const batch = await this.limited(() => this.embedBatch(encoder, indices.map((j) => texts[j]!)));

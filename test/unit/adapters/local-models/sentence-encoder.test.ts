@@ -123,3 +123,15 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     lengths.forEach((l, i) => expect(l).toBeCloseTo(i + 1, 6));
   });
 });
+
+describe('SentenceEncoderEmbedder on several threads', () => {
+  it('given a call of few texts, then it is spread over the threads; a large call keeps full batches', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load, batchSize: 8, concurrency: 2 });
+    await embedder.embed(['aaaa', 'bb', 'c']);
+    expect(fake.batches.map((b) => b.length)).toEqual([2, 1]);
+    fake.batches.length = 0;
+    await embedder.embed(Array.from({ length: 20 }, (_, i) => 'x'.repeat(i + 1)));
+    expect(fake.batches.map((b) => b.length)).toEqual([8, 8, 4]);
+  });
+});
