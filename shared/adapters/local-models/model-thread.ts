@@ -155,7 +155,7 @@ export interface OfflineModelThreads {
 }
 
 /**
- * Embedding on every core: `size` model threads (MODEL_THREADS), each with its own copy of the model (about 100 MB),
+ * Embedding on every core: `size` model threads (MODEL_THREADS), each with its own copy of the model (about 160 MB of RSS),
  * each batch given to the thread with the fewest requests waiting. Chat tasks stay on the first thread, where they go
  * before its waiting batches, as with one thread. Each thread keeps its own nice value and crash recovery.
  */
