@@ -39,8 +39,9 @@ interface Part {
  * wraps: one request of up to `maxTexts` texts instead of one per session, which is what a hosted endpoint's latency
  * and a model thread's per-call overhead reward. Each caller gets its own vectors, in its order.
  *
- * Callers with a few texts go before larger ones (SMALL_CALL_TEXTS). No added delay when idle: a call that finds a free slot goes out once the calls made in the same turn of the event
- * loop have joined it (one setImmediate). Batches grow only under load, while every slot is busy.
+ * No added delay when idle: a call that finds a free slot goes out once the calls made in the same turn of the event
+ * loop have joined it (one setImmediate). Batches grow only under load, while every slot is busy. Callers with a few
+ * texts go before larger ones (SMALL_CALL_TEXTS).
  *
  * A call that fails and carried several callers is repeated once per caller alone, so each caller gets its own
  * outcome (one caller's unembeddable text does not fail the others) — except when the error says the endpoint was
