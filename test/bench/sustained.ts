@@ -1,8 +1,9 @@
 /**
  * `npx tsx test/bench/sustained.ts`: does the projection keep up (issue 18)? Prints figures, asserts nothing.
  *
- *   hosted   The local host with the OpenAI adapters pointed at a scripted OpenAI-compatible server that answers every
- *            chat and embedding call after a fixed delay (200 ms; up to 256 texts per embedding call). Appends are
+ *   hosted   The local host with the OpenAI adapters pointed at a scripted OpenAI-compatible server (in its own worker
+ *            thread, model-stand-in.ts) that answers every chat and embedding call after a fixed delay (200 ms; up to
+ *            256 texts per embedding call). Appends are
  *            offered over HTTP at a steady rate for a while; every second the backlog (events not yet projected) and
  *            the RSS are sampled; after the load, the time until the backlog is drained. Then where the time went:
  *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
@@ -25,7 +26,7 @@ import { accountRuntime, formatAccounting } from './accounting.js';
 import { LoadClient, type ClientKind } from './load-client.js';
 import { dbOf, PROJECTOR } from './projection-control.js';
 import { now, round, summarize } from './stats.js';
-import { chatCompletion, embeddings, startOpenAITestServer, type Handler, type ScriptedResponse } from '../support/openai-test-server.js';
+import { startModelStandIn } from './model-stand-in.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 
 const envNumber = (name: string, fallback: number) => {
@@ -53,6 +54,9 @@ const load1m = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 const wall = () => performance.timeOrigin + performance.now();
 
+/** Model calls the meter recorded as failed, over every operation. */
+const failedModelCalls = (runtime: Runtime): number => Object.values(runtime.meter.snapshot()).reduce((n, op) => n + (op?.failures ?? 0), 0);
+
 /** Events past the projector's checkpoint (what the pump has yet to hand over and finish). */
 async function backlog(runtime: Runtime): Promise<number> {
   const db = dbOf(runtime);
@@ -63,16 +67,8 @@ async function backlog(runtime: Runtime): Promise<number> {
   return row?.n ?? 0;
 }
 
-/** Answers after `delayMs`, as a hosted model would: the scripted server's handler with the delay added. */
-const delayed =
-  (handler: Handler, delayMs: number): Handler =>
-  async (request) => ({ ...(typeof handler === 'function' ? await handler(request) : handler), delayMs });
-
 async function hosted(): Promise<void> {
-  const server = await startOpenAITestServer();
-  const metadata = { summary: 'The user and the assistant planned a trip.', topics: ['travel'], entities: ['Lisbon'], cumulativeSummary: 'They planned a trip to Lisbon.' };
-  server.setDefault('chat', delayed(chatCompletion({ content: metadata }) satisfies ScriptedResponse, DELAY_MS));
-  server.setDefault('embeddings', delayed(embeddings(), DELAY_MS));
+  const server = await startModelStandIn(DELAY_MS);
   Object.assign(process.env, {
     MEMORY_DATA_DIR: path.join(root, 'hosted'),
     LOG_LEVEL: 'warning',
@@ -157,11 +153,11 @@ async function hosted(): Promise<void> {
   console.log(`  RSS: start ${rssStart} MB, max ${Math.max(...rss)} MB, end ${rss.at(-1)} MB (growth ${Math.max(...rss) - rssStart} MB)`);
   const turns = result.latencies.length * BATCH;
   console.log(formatAccounting(accounting, turns, 'where the time went (load and drain)'));
-  const embedCalls = server.requests.filter((r) => r.kind === 'embeddings');
-  const inputs = embedCalls.map((r) => (r.body.input as unknown[]).length);
+  await sleep(600); // the stand-in counts its requests every 500 ms
+  const seen = await server.stats();
   console.log(
-    `    scripted server: ${embedCalls.length} embedding requests, ${inputs.reduce((a, b) => a + b, 0)} texts (mean ${round(inputs.reduce((a, b) => a + b, 0) / (inputs.length || 1), 1)}, max ${Math.max(0, ...inputs)} per request); ` +
-      `${server.requests.length - embedCalls.length} chat requests`,
+    `    scripted server: ${seen.embeddingRequests} embedding requests, ${seen.embeddingTexts} texts (mean ${round(seen.embeddingTexts / (seen.embeddingRequests || 1), 1)}, ` +
+      `max ${seen.maxTextsPerRequest} per request); ${seen.chatRequests} chat requests; model calls that failed (timeouts included): ${failedModelCalls(runtime)}`,
   );
   await hnswProbe(runtime);
   client.close().catch(() => undefined);
