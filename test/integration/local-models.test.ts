@@ -243,7 +243,7 @@ describe('ModelThread with a stand-in worker', () => {
 describe('ModelThreadPool with stand-in workers', () => {
   const stub = new URL('../support/model-worker-stub.ts', import.meta.url);
 
-  it('given two threads, then batches in flight together go to different threads, chat tasks to the first, and a crash in one leaves the other serving', async () => {
+  it('given two threads, then batches and chat tasks in flight together go to different threads, and a crash in one leaves the other serving', async () => {
     const pool = new ModelThreadPool(2, { entry: stub });
     try {
       const encoder = await pool.encoder();
@@ -254,11 +254,11 @@ describe('ModelThreadPool with stand-in workers', () => {
         vi.spyOn(t, 'embed').mockImplementation((texts) => (calls.push([...texts]), embed(texts)));
         return calls;
       });
-      const solved = vi.spyOn(pool.threads[0]!, 'solve');
+      const solved = pool.threads.map((t) => vi.spyOn(t, 'solve'));
       expect(await Promise.all([encoder.embed(['aa']), encoder.embed(['bbb'])])).toEqual([[[2, 1]], [[3, 1]]]);
       expect(served.map((calls) => calls.length)).toEqual([1, 1]);
-      await pool.solve('sessionSummary', { conversation: 'user: hi' });
-      expect(solved).toHaveBeenCalledTimes(1);
+      await Promise.all([pool.solve('sessionSummary', { conversation: 'user: hi' }), pool.solve('sessionSummary', { conversation: 'user: ho' })]);
+      expect(solved.map((spy) => spy.mock.calls.length)).toEqual([1, 1]);
 
       const [crashed, alongside] = await Promise.allSettled([encoder.embed(['crash']), encoder.embed(['cc'])]);
       expect(crashed).toMatchObject({ status: 'rejected', reason: { message: expect.stringContaining('thread stopped') } });

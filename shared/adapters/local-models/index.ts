@@ -15,9 +15,8 @@ export { NO_FACTS, type SentenceRanker } from './retrieval-planner.js';
  * encoder to rank retrieved sentences. No network. Every call is recorded through `meter`. The embedder's `warmUp()`
  * loads the model ahead of the first request if a host wants that.
  *
- * Inference and the chat model's rules run off the request-serving thread (model-thread.ts): embedding batches on
- * every thread of the pool (MODEL_THREADS), chat tasks on its first; threads start on first use, and `close()`
- * terminates them (the runtime's close does).
+ * Inference and the chat model's rules run off the request-serving thread (model-thread.ts), on every thread of the
+ * pool (MODEL_THREADS); threads start on first use, and `close()` terminates them (the runtime's close does).
  */
 export function createLocalModels(
   meter: Meter,

@@ -156,8 +156,9 @@ export interface OfflineModelThreads {
 
 /**
  * Embedding on every core: `size` model threads (MODEL_THREADS), each with its own copy of the model (about 160 MB of RSS),
- * each batch given to the thread with the fewest requests waiting. Chat tasks stay on the first thread, where they go
- * before its waiting batches, as with one thread. Each thread keeps its own nice value and crash recovery.
+ * each batch and each chat task given to the thread with the fewest requests waiting (sessions that complete windows
+ * together summarise them side by side); in each thread, chat tasks go before waiting batches, as with one thread.
+ * Each thread keeps its own nice value and crash recovery.
  */
 export class ModelThreadPool implements OfflineModelThreads {
   readonly threads: readonly ModelThread[];
@@ -177,7 +178,7 @@ export class ModelThreadPool implements OfflineModelThreads {
   };
 
   solve<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<unknown> {
-    return this.threads[0]!.solve(task, input);
+    return this.leastBusy().solve(task, input);
   }
 
   /** Threads started so far, restarts after a crash included. */
