@@ -103,7 +103,6 @@ var appSettings = {
 
   // Projection: the change feed queues sessions; the queue is served a slice at a time, round-robin (timer-projection-queue).
   PROJECTION_SLICE_EVENTS: '128'
-  PROJECTION_PARALLELISM: '4'
   PROJECTION_BUDGET_MS: '60000'
   PROJECTION_QUEUE_SCHEDULE: '*/5 * * * * *'
 

@@ -5,9 +5,10 @@ import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
 import { assertOneEmbeddingModel, ensureVectorIndexes } from '../adapters/postgres/search.js';
 import { SnapshotSearchIndex } from '../adapters/postgres/search-snapshot.js';
-import { createLocalModels } from '../adapters/local-models/index.js';
+import { createLocalModels, ModelThreadPool } from '../adapters/local-models/index.js';
+import { EmbeddingBatcher } from '../adapters/batching/embedding-batcher.js';
 import { UsageMeter } from '../application/metering.js';
-import { settings as readSettings, type Settings } from './config.js';
+import { projectionParallelism, settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
 import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
 import { retentionPolicy, type RetentionPolicy } from '../domain/retention.js';
@@ -51,14 +52,21 @@ export interface Runtime extends Deps {
   projection: ProjectionSchedule;
 }
 
+/**
+ * The models of MODEL_PROVIDER. The embedder every use case gets shares its calls across callers (EmbeddingBatcher):
+ * sessions projected at once embed in one call, up to EMBEDDING_BATCH_TEXTS texts, EMBEDDING_CONCURRENCY calls at once.
+ */
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
   if (s.MODEL_PROVIDER === 'local') {
     if (s.EMBEDDING_DIMENSIONS !== 512) throw new Error('Invalid settings: EMBEDDING_DIMENSIONS must be 512 with MODEL_PROVIDER=local (the offline sentence encoder)');
-    return createLocalModels(meter);
+    const { embedder, ...local } = createLocalModels(meter, new ModelThreadPool(s.MODEL_THREADS));
+    return { ...local, embedder: new EmbeddingBatcher(embedder, { maxTexts: s.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: s.EMBEDDING_CONCURRENCY ?? 2 * s.MODEL_THREADS }) };
   }
   // Loaded only when used, so the offline default never pulls in the OpenAI SDK.
   const { createOpenAIModels, openAIOptionsFromSettings } = await import('../adapters/openai/index.js');
-  return createOpenAIModels(openAIOptionsFromSettings(s), meter);
+  const maxTexts = s.EMBEDDING_BATCH_TEXTS ?? 256;
+  const { embedder, ...hosted } = createOpenAIModels({ ...openAIOptionsFromSettings(s), embeddingBatch: { maxInputs: maxTexts } }, meter);
+  return { ...hosted, embedder: new EmbeddingBatcher(embedder, { maxTexts, concurrency: s.EMBEDDING_CONCURRENCY ?? 4 }) };
 }
 
 async function openBlobs(s: Settings): Promise<BlobStore | null> {
@@ -188,7 +196,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
     },
     retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS),
-    projection: { sliceEvents: s.PROJECTION_SLICE_EVENTS, parallelism: s.PROJECTION_PARALLELISM, budgetMs: s.PROJECTION_BUDGET_MS },
+    projection: { sliceEvents: s.PROJECTION_SLICE_EVENTS, parallelism: projectionParallelism(s), budgetMs: s.PROJECTION_BUDGET_MS },
     apiKeys: stores.apiKeys,
     auth: createAuthenticator(s, stores.apiKeys),
   };

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
@@ -39,6 +40,12 @@ export const Settings = z.object({
   /** Per-call timeout and retries (429/5xx/timeouts, honouring retry-after) for hosted models. */
   MODEL_TIMEOUT_MS: int(30_000, 100),
   MODEL_MAX_RETRIES: int(4, 0, 10),
+  /** Offline models: threads that embed and run the chat tasks, each with its own copy of the model. */
+  MODEL_THREADS: int(os.availableParallelism(), 1, 64),
+  /** Most texts in one embedding call, shared by the sessions projected at once; default 256 hosted, 32 offline. */
+  EMBEDDING_BATCH_TEXTS: z.coerce.number().int().min(1).max(2048).optional(),
+  /** Embedding calls in flight at once; callers arriving meanwhile share the next call. Default 4 hosted, 2 × MODEL_THREADS offline. */
+  EMBEDDING_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
   /** Insight categories for session reflection, comma-separated. */
   INSIGHT_CATEGORIES: z
     .string()
@@ -108,8 +115,11 @@ export const Settings = z.object({
   PUMP_BATCH_SIZE: int(500, 1, 10_000),
   /** Projection: events past a session's checkpoint projected per slice; sessions take turns slice by slice. */
   PROJECTION_SLICE_EVENTS: int(128, 1, 10_000),
-  /** Projection: queued sessions served at once. */
-  PROJECTION_PARALLELISM: int(4, 1, 64),
+  /**
+   * Projection: queued sessions served at once. Default 4 with the offline models (the model threads are the
+   * bound), 32 with hosted ones (each session mostly waits on the endpoint).
+   */
+  PROJECTION_PARALLELISM: z.coerce.number().int().min(1).max(256).optional(),
   /** Projection: how long one serving of the queue (the timer, the local host's loop) goes on claiming slices. */
   PROJECTION_BUDGET_MS: int(60_000, 100, 600_000),
   /** NCRONTAB schedule (6 fields, UTC) of the projection queue's timer, which serves what the change feed left queued. */
@@ -146,6 +156,9 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   checkAuth(parsed.data, env);
   return parsed.data;
 }
+
+/** PROJECTION_PARALLELISM, or its default for the models in use. */
+export const projectionParallelism = (s: Settings): number => s.PROJECTION_PARALLELISM ?? (s.MODEL_PROVIDER === 'local' ? 4 : 32);
 
 /** True under the Functions host (Azure sets WEBSITE_INSTANCE_ID; the host and `func start` set FUNCTIONS_WORKER_RUNTIME). */
 export const inFunctionsHost = (env: Record<string, string | undefined> = process.env) => Boolean(env.WEBSITE_INSTANCE_ID || env.FUNCTIONS_WORKER_RUNTIME);

@@ -1,4 +1,5 @@
 import type { Runtime } from '../../shared/platform/composition.js';
+import type { Db, Queryable } from '../../shared/adapters/postgres/db.js';
 import { dbOf } from './projection-control.js';
 import { now } from './stats.js';
 
@@ -14,6 +15,9 @@ const CATEGORIES: [string, RegExp][] = [
   ['context: readLastTurns', /type = 'TurnAppended' ORDER BY seq DESC/],
   ['projection: interactions.upsert', /INSERT INTO interactions\b/],
   ['status: lastSeq', /FROM session_heads/],
+  ['projection: turn index upsert (row, HNSW, postings)', /INSERT INTO memory_turns\b/],
+  ['projection: turn index old postings', /DELETE FROM memory_turn_terms/],
+  ['projection: turn index stats', /INSERT INTO memory_turn_stats/],
   ['bench: backlog / checkpoint', /SELECT count\(\*\)::int AS n FROM events|ORDER BY tx_id DESC, position DESC LIMIT 1/],
 ];
 
@@ -63,8 +67,8 @@ export interface Accounting {
 }
 
 /**
- * Counts and times, until the returned function is called: every statement through the runtime's `db.query`, every
- * model call, and every window written. Statements go through a FIFO in front of PGlite (which runs one at a time
+ * Counts and times, until the returned function is called: every statement through the runtime's `db.query` and
+ * `db.transaction`, every model call, and every window written. Statements go through a FIFO in front of PGlite (which runs one at a time
  * anyway), so each duration is execution — Postgres in WASM plus PGlite's protocol encoding and row parsing — and
  * not time queued behind other statements.
  */
@@ -78,26 +82,37 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
   if (db) {
     const query = db.query;
     let tail: Promise<unknown> = Promise.resolve();
-    db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => {
-      const run = tail.then(async () => {
-        const t0 = now();
-        const models0 = anyBusy.elapsed();
-        try {
-          return await query.call(db, sql, params);
-        } finally {
-          // Model inference runs on this thread too: time it took while the statement was pending is not the statement's.
-          const ms = Math.max(0, now() - t0 - (anyBusy.elapsed() - models0));
-          const category = categorize(sql);
-          const c = byCategory.get(category) ?? { count: 0, ms: 0 };
-          c.count += 1;
-          c.ms += ms;
-          byCategory.set(category, c);
-        }
-      });
-      tail = run.catch(() => undefined);
-      return run as Promise<T[]>;
-    }) as typeof db.query;
-    undo.push(() => (db.query = query));
+    const count = (sql: string, ms: number) => {
+      const category = categorize(sql);
+      const c = byCategory.get(category) ?? { count: 0, ms: 0 };
+      c.count += 1;
+      c.ms += ms;
+      byCategory.set(category, c);
+    };
+    // Model inference runs on the model threads (or a hosted endpoint), so a statement's time is its own.
+    const timed = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
+      const t0 = now();
+      try {
+        return await run();
+      } finally {
+        count(sql, now() - t0);
+      }
+    };
+    const queued = <T>(run: () => Promise<T>): Promise<T> => {
+      const next = tail.then(run);
+      tail = next.catch(() => undefined);
+      return next;
+    };
+    db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => queued(() => timed(sql, () => query.call(db, sql, params) as Promise<T[]>))) as typeof db.query;
+    // A transaction holds PGlite for its duration: it is queued whole, and each of its statements timed.
+    const transaction = db.transaction;
+    db.transaction = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
+      queued<T>(() =>
+        transaction.call<Db, [(tx: Queryable) => Promise<T>], Promise<T>>(db, (tx) =>
+          fn({ query: (sql, params) => timed(sql, () => tx.query(sql, params)), exec: (sql) => timed(sql, () => tx.exec(sql)) }),
+        ),
+      );
+    undo.push(() => (db.query = query), () => (db.transaction = transaction));
   }
 
   const { embedder, chat, interactions } = runtime;
@@ -139,7 +154,7 @@ export function formatAccounting(a: Accounting, turns: number, title: string): s
     `  ${title}: ${turns} turns, ${a.windows} windows, ${(a.wallMs / 1000).toFixed(2)} s from first append until projected`,
     `    PGlite busy ${(a.totalMs / 1000).toFixed(2)} s = ${perTurn(a.totalMs)} ms/turn; model calls busy ${(a.models.any.ms / 1000).toFixed(2)} s = ${perTurn(a.models.any.ms)} ms/turn ` +
       `(embed: ${a.models.embed.calls} calls, ${perTurn(a.models.embed.ms)} ms/turn; chat: ${a.models.chat.calls} calls, ${perTurn(a.models.chat.ms)} ms/turn incl. its own embeds)`,
-    `    ${'statement'.padEnd(40)} ${'per turn'.padStart(9)} ${'≈ms/stmt'.padStart(8)} ${'≈ms/turn'.padStart(8)} ${'share'.padStart(6)}   (≈: model inference interleaves on the same thread)`,
+    `    ${'statement'.padEnd(40)} ${'per turn'.padStart(9)} ${'≈ms/stmt'.padStart(8)} ${'≈ms/turn'.padStart(8)} ${'share'.padStart(6)}   (≈: other work of this thread may interleave)`,
   ];
   for (const [name, c] of rows) {
     lines.push(

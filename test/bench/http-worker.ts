@@ -40,14 +40,17 @@ async function run(job: Job): Promise<JobResult> {
     case 'appendSteady': {
       const appends: JobResult['appends'] = [];
       const latencies: number[] = [];
+      const batch = job.batch ?? 1;
+      const users = job.users ?? 1;
       const r = await openLoop(job.total, job.periodMs, async (i) => {
-        const session = `s${i % job.sessions}`;
+        const user = job.users ? `${job.label}-u${i % users}` : job.label;
+        const session = `s${Math.floor(i / users) % job.sessions}`;
         const sent = wall();
-        const res = await client.send('POST', `/v1/users/${job.label}/sessions/${session}/turns`, appendBody(`${job.label}-${i}`, i, 1));
+        const res = await client.send('POST', `/v1/users/${user}/sessions/${session}/turns`, appendBody(`${job.label}-${i}`, i * batch, batch));
         const acked = wall();
         expect(res.status, 202);
         latencies.push(acked - sent);
-        appends.push({ session, seq: (JSON.parse(res.body) as { accepted: { seq: number }[] }).accepted[0]!.seq, sent, acked });
+        appends.push({ user, session, seq: (JSON.parse(res.body) as { accepted: { seq: number }[] }).accepted.at(-1)!.seq, sent, acked });
       });
       return { latencies, elapsedMs: r.elapsedMs, errors: r.errors, appends };
     }

@@ -12,14 +12,17 @@ export const CLIENT_NAMES: Record<ClientKind, string> = {
 export type Job =
   /** Closed loop of POST .../turns with `batch` turns each, spread round-robin over `sessions` sessions of user `label`. */
   | { kind: 'append'; client: ClientKind; label: string; total: number; concurrency: number; batch: number; sessions: number; maxMs?: number }
-  /** Single-turn appends started every `periodMs` (open loop); every append's seq and wall-clock times are returned. */
-  | { kind: 'appendSteady'; client: ClientKind; label: string; total: number; periodMs: number; sessions: number }
+  /**
+   * Appends started every `periodMs` (open loop), `batch` turns each (default 1); every append's last seq and wall-clock
+   * times are returned. With `users`, request i goes to user `<label>-u<i mod users>`, else to user `label`.
+   */
+  | { kind: 'appendSteady'; client: ClientKind; label: string; total: number; periodMs: number; sessions: number; batch?: number; users?: number }
   /** Closed loop of GET .../context on random sessions of one user. */
   | { kind: 'context'; client: ClientKind; userId: string; sessionIds: string[]; total: number; concurrency: number; seed: number; maxTokens: number; agentId?: string; maxMs?: number };
 
 export interface JobResult extends LoadResult {
   /** appendSteady only. `sent`/`acked` are wall-clock ms (performance.timeOrigin + performance.now()). */
-  appends: { session: string; seq: number; sent: number; acked: number }[];
+  appends: { user: string; session: string; seq: number; sent: number; acked: number }[];
 }
 
 /**

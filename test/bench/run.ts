@@ -15,7 +15,7 @@
  * probe), BENCH_LAG_RATE (appends/s; default half the measured projection capacity), BENCH_LAG_SECONDS (20),
  * BENCH_LAG_SESSIONS (default: about 20 appends each), BENCH_CONTEXT_SESSIONS (1000), BENCH_CONTEXT_TURNS (15), BENCH_CONTEXT_SAMPLES (500),
  * BENCH_CONTEXT_PROJECTION_SECONDS (15: projection budget after the context ingest), BENCH_CLIENT (fetch | node;
- * default the faster), BENCH_PROFILE_DIR (write main-thread CPU profiles of the main phases there and summarise them).
+ * default the faster), BENCH_ONLY=lag (section 3 alone, at BENCH_LAG_RATE or 15/s), BENCH_PROFILE_DIR (write main-thread CPU profiles of the main phases there and summarise them).
  *
  * Then, each on a fresh store: model calls (models.ts), session end (session-end.ts), a tool-heavy session
  * (tool-heavy.ts) and fact-search latency at 1k, 10k and 100k interactions (search.ts; BENCH_SEARCH_SIZES shortens it:
@@ -62,6 +62,8 @@ const CONTEXT_TURNS = Math.round(envNumber('BENCH_CONTEXT_TURNS', 15));
 const AGENTS = ['planner', 'researcher', 'writer'] as const;
 const CONTEXT_SAMPLES = scaled(envNumber('BENCH_CONTEXT_SAMPLES', 500));
 const CONTEXT_PROJECTION_MS = envNumber('BENCH_CONTEXT_PROJECTION_SECONDS', 15) * 1000;
+/** BENCH_ONLY=lag: section 3 alone (BENCH_LAG_RATE defaults to 15 then). */
+const ONLY_LAG = process.env.BENCH_ONLY === 'lag';
 const SESSIONS = 200; // throughput runs spread appends round-robin over this many sessions
 
 const { HttpRequest, InvocationContext } = azureFunctions;
@@ -267,7 +269,7 @@ async function benchLag(host: Host, load: LoadClient, control: ProjectionControl
   const sessions = host.runtime.sessions;
   const k = host.runtime.memory.kTurnBuffer;
   const label = 'lag';
-  const rate = process.env.BENCH_LAG_RATE ? envNumber('BENCH_LAG_RATE', 1) : Math.min(100, Math.max(1, Math.round(capacity / 2)));
+  const rate = process.env.BENCH_LAG_RATE || ONLY_LAG ? envNumber('BENCH_LAG_RATE', 15) : Math.min(100, Math.max(1, Math.round(capacity / 2)));
   const total = Math.max(1, Math.round(rate * LAG_SECONDS * SCALE));
   // About 20 appends per session by default, so every session completes windows (every k-th turn) during the run.
   const lagSessions = LAG_SESSIONS ?? Math.max(1, Math.round(total / (2 * k)));
@@ -303,7 +305,9 @@ async function benchLag(host: Host, load: LoadClient, control: ProjectionControl
   const leftOver = await control.skip();
   if (!caughtUp) console.log(`    (not caught up within 60 s of the last append: ${leftOver} events skipped)`);
 
-  const lags = { all: [] as number[], window: [] as number[], other: [] as number[], fromSend: [] as number[] };
+  const lags = { all: [] as number[], window: [] as number[], other: [] as number[], fromSend: [] as number[], settled: [] as number[] };
+  // The first seconds include every session's first projection (its init block) and cold caches: shown apart.
+  const firstSent = Math.min(...result.appends.map((a) => a.sent));
   let beforeAck = 0;
   let unseen = 0;
   for (const a of result.appends) {
@@ -317,6 +321,7 @@ async function benchLag(host: Host, load: LoadClient, control: ProjectionControl
     lags.all.push(lag);
     (a.seq % k === 0 ? lags.window : lags.other).push(lag);
     lags.fromSend.push(at - a.sent);
+    if (a.sent - firstSent >= 5000) lags.settled.push(lag);
   }
   console.log(
     `  achieved ${round((result.latencies.length * 1000) / result.elapsedMs, 1)} appends/s, ${result.errors} errors, ${unseen} never seen projected, ` +
@@ -328,6 +333,13 @@ async function benchLag(host: Host, load: LoadClient, control: ProjectionControl
   recordSamples(`  …appends that complete a window (every ${k}th)`, lags.window);
   recordSamples('  …other appends', lags.other);
   recordSamples('append→projected lag (from request start)', lags.fromSend);
+  recordSamples('append→projected lag (from 202), after the first 5 s', lags.settled);
+  // When the tail happened: the slowest twentieth of the appends, by second of the run (one stall or spread out?).
+  const slow = result.appends
+    .map((a) => ({ a, lag: (writes.get(a.session)?.find((w) => w.seq >= a.seq)?.at ?? Number.NaN) - a.acked }))
+    .sort((x, y) => y.lag - x.lag)
+    .slice(0, Math.ceil(result.appends.length / 20));
+  console.log(`    slowest 5%: sent at ${slow.map(({ a, lag }) => `${round((a.sent - firstSent) / 1000, 1)}s (${round(lag, 0)} ms, seq ${a.seq})`).join(', ')}`);
 }
 
 // ── 4. context for a user with many sessions ───────────────────────────────────────────────────────────────────────
@@ -470,32 +482,44 @@ let host: Host | undefined;
 let load: LoadClient | undefined;
 let control: ProjectionControl | undefined;
 try {
-  await benchHandler();
-  const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
-  host = await startLocalHost({ port: 0, timers: false }); // no idle-session / nightly timers: the core path only
-  control = new ProjectionControl(host.runtime);
-  console.log(`\nlocal host on ${host.url} (PGlite at a fresh temp dir)`);
-  load = new LoadClient(host.url, Math.max(32, HTTP_CONCURRENCY));
-  const { client, capacity } = await benchHttpAppend(host, load, control);
-  await benchLag(host, load, control, client, capacity);
-  await benchContext(host, load, control, client);
-  printTable();
-  verdicts();
-  // Figures of the later capabilities, each measured on its own fresh store.
-  const { benchModels } = await import('./models.js');
-  const { benchSessionEnd } = await import('./session-end.js');
-  const { benchToolHeavy } = await import('./tool-heavy.js');
-  const { benchSearch } = await import('./search.js');
-  const more = { models: await benchModels(), sessionEnd: await benchSessionEnd(), toolHeavy: await benchToolHeavy(), search: await benchSearch() };
-  for (const [name, figures] of Object.entries(more)) console.log(`\n${name}: ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(', ')}`);
-  Object.assign(extra, more);
-  const json = {
-    rows: rows.map((r) => ({ ...r, p50: round(r.p50, 3), p95: round(r.p95, 3), throughput: round(r.throughput, 1) })),
-    ...extra,
-    client: `${CLIENT_NAMES[client]} in a worker thread`,
-    totalSeconds: round((now() - started) / 1000, 1),
-  };
-  console.log(`\nBENCH_JSON ${JSON.stringify(json)}`);
+  if (ONLY_LAG) {
+    // Section 3 alone, at BENCH_LAG_RATE (default 15 appends/s), after the model's warm-up.
+    const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
+    host = await startLocalHost({ port: 0, timers: false });
+    printEnvironment(host.runtime);
+    control = new ProjectionControl(host.runtime);
+    load = new LoadClient(host.url, Math.max(32, HTTP_CONCURRENCY));
+    await host.runtime.embedder.embed(['warm up the embedding model']);
+    await benchLag(host, load, control, process.env.BENCH_CLIENT === 'node' ? 'node' : 'fetch', 30);
+    printTable();
+  } else {
+    await benchHandler();
+    const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
+    host = await startLocalHost({ port: 0, timers: false }); // no idle-session / nightly timers: the core path only
+    control = new ProjectionControl(host.runtime);
+    console.log(`\nlocal host on ${host.url} (PGlite at a fresh temp dir)`);
+    load = new LoadClient(host.url, Math.max(32, HTTP_CONCURRENCY));
+    const { client, capacity } = await benchHttpAppend(host, load, control);
+    await benchLag(host, load, control, client, capacity);
+    await benchContext(host, load, control, client);
+    printTable();
+    verdicts();
+    // Figures of the later capabilities, each measured on its own fresh store.
+    const { benchModels } = await import('./models.js');
+    const { benchSessionEnd } = await import('./session-end.js');
+    const { benchToolHeavy } = await import('./tool-heavy.js');
+    const { benchSearch } = await import('./search.js');
+    const more = { models: await benchModels(), sessionEnd: await benchSessionEnd(), toolHeavy: await benchToolHeavy(), search: await benchSearch() };
+    for (const [name, figures] of Object.entries(more)) console.log(`\n${name}: ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+    Object.assign(extra, more);
+    const json = {
+      rows: rows.map((r) => ({ ...r, p50: round(r.p50, 3), p95: round(r.p95, 3), throughput: round(r.throughput, 1) })),
+      ...extra,
+      client: `${CLIENT_NAMES[client]} in a worker thread`,
+      totalSeconds: round((now() - started) / 1000, 1),
+    };
+    console.log(`\nBENCH_JSON ${JSON.stringify(json)}`);
+  }
 } finally {
   await load?.close();
   if (control && !control.isPaused) await control.pause({ abort: true }); // so stopping does not wait for a long batch

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createLocalModels, LocalChatModel, ModelThread, SentenceEncoderEmbedder } from '../../shared/adapters/local-models/index.js';
+import { createLocalModels, LocalChatModel, ModelThread, ModelThreadPool, SentenceEncoderEmbedder } from '../../shared/adapters/local-models/index.js';
 import { UsageMeter } from '../../shared/application/metering.js';
 import type { ChatTaskInput, ChatTaskName } from '../../shared/application/model-tasks.js';
 import type { ChatMessage, ToolDefinition } from '../../shared/application/ports.js';
@@ -237,5 +237,37 @@ describe('ModelThread with a stand-in worker', () => {
     const inFlight = expect(thread.embed(['crash'])).rejects.toMatchObject({ message: expect.stringContaining('closed') }); // never answered
     await thread.close();
     await inFlight;
+  });
+});
+
+describe('ModelThreadPool with stand-in workers', () => {
+  const stub = new URL('../support/model-worker-stub.ts', import.meta.url);
+
+  it('given two threads, then batches and chat tasks in flight together go to different threads, and a crash in one leaves the other serving', async () => {
+    const pool = new ModelThreadPool(2, { entry: stub });
+    try {
+      const encoder = await pool.encoder();
+      expect(pool.starts).toBe(2); // the model loads in every thread up front
+      const served = pool.threads.map((t) => {
+        const embed = t.embed.bind(t);
+        const calls: string[][] = [];
+        vi.spyOn(t, 'embed').mockImplementation((texts) => (calls.push([...texts]), embed(texts)));
+        return calls;
+      });
+      const solved = pool.threads.map((t) => vi.spyOn(t, 'solve'));
+      expect(await Promise.all([encoder.embed(['aa']), encoder.embed(['bbb'])])).toEqual([[[2, 1]], [[3, 1]]]);
+      expect(served.map((calls) => calls.length)).toEqual([1, 1]);
+      await Promise.all([pool.solve('sessionSummary', { conversation: 'user: hi' }), pool.solve('sessionSummary', { conversation: 'user: ho' })]);
+      expect(solved.map((spy) => spy.mock.calls.length)).toEqual([1, 1]);
+
+      const [crashed, alongside] = await Promise.allSettled([encoder.embed(['crash']), encoder.embed(['cc'])]);
+      expect(crashed).toMatchObject({ status: 'rejected', reason: { message: expect.stringContaining('thread stopped') } });
+      expect(alongside).toEqual({ status: 'fulfilled', value: [[2, 1]] });
+      expect(await Promise.all([encoder.embed(['d']), encoder.embed(['ee'])])).toEqual([[[1, 1]], [[2, 1]]]);
+      expect(pool.starts).toBe(3); // the crashed thread was started again, the other kept
+    } finally {
+      await pool.close();
+    }
+    await expect(pool.solve('sessionSummary', { conversation: 'x' })).rejects.toMatchObject({ message: expect.stringContaining('closed') });
   });
 });

@@ -1,11 +1,11 @@
 import type { Meter } from '../../application/ports.js';
 import { LocalChatModel } from './local-chat.js';
-import { ModelThread } from './model-thread.js';
+import { ModelThreadPool, type OfflineModelThreads } from './model-thread.js';
 import { SentenceEncoderEmbedder } from './sentence-encoder.js';
 
 export { LocalChatModel, type LocalTaskRunner } from './local-chat.js';
 export { LOCAL_LIMITS, solveLocalTask } from './local-tasks.js';
-export { ModelThread, type ModelThreadOptions } from './model-thread.js';
+export { ModelThread, ModelThreadPool, type ModelThreadOptions, type OfflineModelThreads } from './model-thread.js';
 export { SentenceEncoderEmbedder, SENTENCE_ENCODER_MODEL, loadUniversalSentenceEncoder, type SentenceEncoderOptions } from './sentence-encoder.js';
 export { NO_FACTS, type SentenceRanker } from './retrieval-planner.js';
 
@@ -15,10 +15,13 @@ export { NO_FACTS, type SentenceRanker } from './retrieval-planner.js';
  * encoder to rank retrieved sentences. No network. Every call is recorded through `meter`. The embedder's `warmUp()`
  * loads the model ahead of the first request if a host wants that.
  *
- * Inference and the chat model's rules run on their own thread (model-thread.ts), started on first use; `close()`
- * terminates it (the runtime's close does).
+ * Inference and the chat model's rules run off the request-serving thread (model-thread.ts), on every thread of the
+ * pool (MODEL_THREADS); threads start on first use, and `close()` terminates them (the runtime's close does).
  */
-export function createLocalModels(meter: Meter, thread = new ModelThread()): { chat: LocalChatModel; embedder: SentenceEncoderEmbedder; close: () => Promise<void> } {
-  const embedder = new SentenceEncoderEmbedder({ meter, load: thread.encoder });
-  return { chat: new LocalChatModel(meter, embedder, (task, input) => thread.solve(task, input)), embedder, close: () => thread.close() };
+export function createLocalModels(
+  meter: Meter,
+  threads: OfflineModelThreads = new ModelThreadPool(1),
+): { chat: LocalChatModel; embedder: SentenceEncoderEmbedder; close: () => Promise<void> } {
+  const embedder = new SentenceEncoderEmbedder({ meter, load: threads.encoder, concurrency: threads.size });
+  return { chat: new LocalChatModel(meter, embedder, (task, input) => threads.solve(task, input)), embedder, close: () => threads.close() };
 }

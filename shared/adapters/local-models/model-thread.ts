@@ -46,13 +46,19 @@ const CLOSED = 'The offline models were closed';
  *   says so, and the next request starts a new thread.
  * - It keeps the process alive only while a request is in flight, and `close()` terminates it (the runtime's close).
  */
-export class ModelThread {
+export class ModelThread implements OfflineModelThreads {
+  readonly size = 1;
   private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: (reply: Success) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private closed = false;
   /** How many threads were started: 1 after the first request, one more after each crash. */
   starts = 0;
+
+  /** Requests sent and not yet answered (the pool gives an embedding batch to the least busy thread). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
 
   constructor(private readonly options: ModelThreadOptions = {}) {}
 
@@ -136,6 +142,56 @@ export class ModelThread {
     const waiting = [...this.pending.values()];
     this.pending.clear();
     for (const w of waiting) w.reject(error);
+  }
+}
+
+/** What the offline models run on: one ModelThread, or a pool of them (ModelThreadPool). */
+export interface OfflineModelThreads {
+  /** Threads that embed at once: the sentence encoder keeps this many batches in flight. */
+  readonly size: number;
+  readonly encoder: LoadEncoder;
+  solve<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Embedding on every core: `size` model threads (MODEL_THREADS), each with its own copy of the model (about 160 MB of RSS),
+ * each batch and each chat task given to the thread with the fewest requests waiting (sessions that complete windows
+ * together summarise them side by side); in each thread, chat tasks go before waiting batches, as with one thread.
+ * Each thread keeps its own nice value and crash recovery.
+ */
+export class ModelThreadPool implements OfflineModelThreads {
+  readonly threads: readonly ModelThread[];
+
+  constructor(
+    readonly size: number,
+    options: ModelThreadOptions = {},
+  ) {
+    if (!(Number.isInteger(size) && size >= 1)) throw new RangeError('A model thread pool needs at least one thread');
+    this.threads = Array.from({ length: size }, () => new ModelThread(options));
+  }
+
+  /** Loads the model in every thread at once, so no thread pays its load during a projection. */
+  readonly encoder: LoadEncoder = async () => {
+    await Promise.all(this.threads.map((t) => t.encoder()));
+    return { embed: (texts: string[]) => this.leastBusy().embed(texts) };
+  };
+
+  solve<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<unknown> {
+    return this.leastBusy().solve(task, input);
+  }
+
+  /** Threads started so far, restarts after a crash included. */
+  get starts(): number {
+    return this.threads.reduce((n, t) => n + t.starts, 0);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.threads.map((t) => t.close()));
+  }
+
+  private leastBusy(): ModelThread {
+    return this.threads.reduce((best, t) => (t.inFlight < best.inFlight ? t : best));
   }
 }
 

@@ -50,8 +50,9 @@ function lowerPriority(nice: number): void {
 forbidNetwork();
 lowerPriority((workerData as ModelThreadData).nice);
 
-// Each part loads on first use, after the guard (so nothing it loads can open a socket either), and only what that
-// part needs: TensorFlow and the weights for embeddings, compromise for the chat tasks.
+// Each part loads after the guard (so nothing it loads can open a socket either), and only what that part needs:
+// TensorFlow and the weights for embeddings on the first `load` or `embed`, compromise for the chat tasks on the first
+// task or right after the model's `load`.
 let encoder: Promise<EncoderModel> | undefined;
 const loadEncoder = () =>
   (encoder ??= import('./use-lite.js')
@@ -66,6 +67,9 @@ async function handle(request: ModelRequest): Promise<ModelReply> {
   switch (request.op) {
     case 'load':
       await loadEncoder();
+      // The chat rules too, once the model is answered for: a thread's first chat task would otherwise load them
+      // (0.7 s) while a projection waits on it. A failed load is retried by that first task.
+      setImmediate(() => void tasks().catch(() => undefined));
       return { id: request.id, ok: true };
     case 'embed': {
       const rows = await (await loadEncoder()).embed(request.texts);

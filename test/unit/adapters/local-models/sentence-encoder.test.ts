@@ -101,4 +101,37 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     expect(same).toBeCloseTo(1, 10);
     expect(other).toBeLessThan(1);
   });
+
+  it('given concurrency 2, then two model calls run at once and never more, and vectors keep their order', async () => {
+    let running = 0;
+    let most = 0;
+    const load: NonNullable<SentenceEncoderOptions['load']> = async () => ({
+      embed: async (input: string[]) => {
+        running += 1;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running -= 1;
+        return input.map((t) => Array.from({ length: 512 }, (_, i) => (i === 0 ? t.length : 1)));
+      },
+    });
+    const embedder = new SentenceEncoderEmbedder({ load, batchSize: 2, concurrency: 2 });
+    const texts = Array.from({ length: 9 }, (_, i) => 'x'.repeat(i + 1));
+    const [vectors] = await Promise.all([embedder.embed(texts), embedder.embed(['other', 'call'])]);
+    expect(most).toBe(2);
+    // The first component is the text's length before normalisation: the order survives the parallel batches.
+    const lengths = vectors.map((v) => v[0]! / v[1]!);
+    lengths.forEach((l, i) => expect(l).toBeCloseTo(i + 1, 6));
+  });
+});
+
+describe('SentenceEncoderEmbedder on several threads', () => {
+  it('given a call of few texts, then it is spread over the threads; a large call keeps full batches', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load, batchSize: 8, concurrency: 2 });
+    await embedder.embed(['aaaa', 'bb', 'c']);
+    expect(fake.batches.map((b) => b.length)).toEqual([2, 1]);
+    fake.batches.length = 0;
+    await embedder.embed(Array.from({ length: 20 }, (_, i) => 'x'.repeat(i + 1)));
+    expect(fake.batches.map((b) => b.length)).toEqual([8, 8, 4]);
+  });
 });

@@ -1,0 +1,265 @@
+/**
+ * `npx tsx test/bench/sustained.ts`: does the projection keep up (issue 18)? Prints figures, asserts nothing.
+ *
+ *   hosted   The local host with the OpenAI adapters pointed at a scripted OpenAI-compatible server (in its own worker
+ *            thread, model-stand-in.ts) that answers every chat and embedding call after a fixed delay (200 ms; up to
+ *            256 texts per embedding call). Appends are
+ *            offered over HTTP at a steady rate for a while; every second the backlog (events not yet projected) and
+ *            the RSS are sampled; after the load, the time until the backlog is drained. Then where the time went:
+ *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
+ *            calls as the scripted server saw them, and an HNSW probe (the turn index's insert with and without it).
+ *   offline  The offline models: a backlog appended first, then projected alone (turns/s), against the embedder's
+ *            own throughput on the same texts, alone, with one model thread and with MODEL_THREADS.
+ *
+ * Knobs (env): BENCH_SUSTAINED_PARTS (hosted,offline), BENCH_SUSTAINED_RATE (1000 turns/s), BENCH_SUSTAINED_SECONDS
+ * (300), BENCH_SUSTAINED_BATCH (10 turns per request), BENCH_SUSTAINED_USERS (20), BENCH_SUSTAINED_SESSIONS (10 per
+ * user), BENCH_SUSTAINED_DELAY_MS (200), BENCH_SUSTAINED_DRAIN_SECONDS (120: the most it waits for the drain),
+ * BENCH_OFFLINE_TURNS (2000), BENCH_CLIENT (fetch | node). Every app setting in the environment reaches the host
+ * (PROJECTION_PARALLELISM, PUMP_BATCH_SIZE, EMBEDDING_*, MODEL_THREADS, a memory budget, ...); the bench sets
+ * PROJECTION_PARALLELISM=64 and PUMP_BATCH_SIZE=2000 for the hosted part unless they are given.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { accountRuntime, formatAccounting } from './accounting.js';
+import { LoadClient, type ClientKind } from './load-client.js';
+import { dbOf, PROJECTOR } from './projection-control.js';
+import { now, round, summarize } from './stats.js';
+import { startModelStandIn } from './model-stand-in.js';
+import type { Runtime } from '../../shared/platform/composition.js';
+
+const envNumber = (name: string, fallback: number) => {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+};
+const PARTS = (process.env.BENCH_SUSTAINED_PARTS ?? 'hosted,offline').split(',').map((p) => p.trim());
+const RATE = envNumber('BENCH_SUSTAINED_RATE', 1000);
+const SECONDS = envNumber('BENCH_SUSTAINED_SECONDS', 300);
+const BATCH = Math.round(envNumber('BENCH_SUSTAINED_BATCH', 10));
+const USERS = Math.round(envNumber('BENCH_SUSTAINED_USERS', 20));
+const SESSIONS = Math.round(envNumber('BENCH_SUSTAINED_SESSIONS', 10));
+const DELAY_MS = envNumber('BENCH_SUSTAINED_DELAY_MS', 200);
+const DRAIN_MS = envNumber('BENCH_SUSTAINED_DRAIN_SECONDS', 120) * 1000;
+const OFFLINE_TURNS = Math.round(envNumber('BENCH_OFFLINE_TURNS', 2000));
+const CLIENT: ClientKind = process.env.BENCH_CLIENT === 'node' ? 'node' : 'fetch';
+
+/** The environment as given: the hosted part sets its own settings in process.env, the offline part starts from this. */
+const GIVEN_ENV = { ...process.env };
+process.env.LOG_LEVEL = 'warning';
+const root = mkdtempSync(path.join(os.tmpdir(), 'memory-sustained-'));
+const load1m = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+const wall = () => performance.timeOrigin + performance.now();
+
+/** Model calls the meter recorded as failed, over every operation. */
+const failedModelCalls = (runtime: Runtime): number => Object.values(runtime.meter.snapshot()).reduce((n, op) => n + (op?.failures ?? 0), 0);
+
+/** Events past the projector's checkpoint (what the pump has yet to hand over and finish). */
+async function backlog(runtime: Runtime): Promise<number> {
+  const db = dbOf(runtime);
+  const feed = runtime.changeFeed;
+  if (!db || !feed) return 0;
+  const [tx, position] = ((await feed.loadCheckpoint(PROJECTOR)) ?? '0:0').split(':');
+  const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)', [tx, position]);
+  return row?.n ?? 0;
+}
+
+async function hosted(): Promise<void> {
+  const server = await startModelStandIn(DELAY_MS);
+  Object.assign(process.env, {
+    MEMORY_DATA_DIR: path.join(root, 'hosted'),
+    LOG_LEVEL: 'warning',
+    MODEL_PROVIDER: 'openai',
+    OPENAI_BASE_URL: server.baseURL,
+    OPENAI_API_KEY: 'bench',
+    EMBEDDING_DIMENSIONS: process.env.EMBEDDING_DIMENSIONS ?? '512',
+    PROJECTION_PARALLELISM: process.env.PROJECTION_PARALLELISM ?? '64',
+    PUMP_BATCH_SIZE: process.env.PUMP_BATCH_SIZE ?? '2000',
+  });
+  const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
+  const host = await startLocalHost({ port: 0, timers: false });
+  const { runtime } = host;
+  const client = new LoadClient(host.url, 256);
+  const s = runtime.settings;
+  console.log(
+    `\nhosted stand-in: ${RATE} turns/s for ${SECONDS} s (${BATCH} turns/request, ${USERS} users × ${SESSIONS} sessions), models answer after ${DELAY_MS} ms; ` +
+      `PROJECTION_PARALLELISM=${s.PROJECTION_PARALLELISM} PUMP_BATCH_SIZE=${s.PUMP_BATCH_SIZE} EMBEDDING_BATCH_TEXTS=${s.EMBEDDING_BATCH_TEXTS ?? 256} ` +
+      `EMBEDDING_CONCURRENCY=${s.EMBEDDING_CONCURRENCY ?? 4} EMBEDDING_DIMENSIONS=${s.EMBEDDING_DIMENSIONS}; load average ${load1m()}`,
+  );
+
+  // When each (user, session) became projected through which seq: the projection's session write, wrapped.
+  const projected = new Map<string, { seq: number; at: number }[]>();
+  const put = runtime.sessions.put;
+  runtime.sessions.put = async (doc, expectedVersion) => {
+    const version = await put.call(runtime.sessions, doc, expectedVersion);
+    const key = `${doc.userId}/${doc.sessionId}`;
+    const list = projected.get(key) ?? [];
+    if (doc.projectedThroughSeq > (list.at(-1)?.seq ?? 0)) list.push({ seq: doc.projectedThroughSeq, at: wall() });
+    projected.set(key, list);
+    return version;
+  };
+  const account = accountRuntime(runtime);
+  const samples: { t: number; backlog: number; rssMb: number }[] = [];
+  const started = now();
+  const rssStart = mb(process.memoryUsage.rss());
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      samples.push({ t: (now() - started) / 1000, backlog: await backlog(runtime), rssMb: mb(process.memoryUsage.rss()) });
+      const last = samples.at(-1)!;
+      if (Math.round(last.t) % 10 === 0 || !sampling) console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events rss=${last.rssMb} MB load ${load1m()}`);
+      await sleep(1000);
+    }
+  })();
+
+  const requests = Math.round((RATE * SECONDS) / BATCH);
+  const result = await client.run({ kind: 'appendSteady', client: CLIENT, label: 'sus', total: requests, periodMs: (1000 * BATCH) / RATE, sessions: SESSIONS, users: USERS, batch: BATCH });
+  const loadEnded = now();
+  const loadSeconds = result.elapsedMs / 1000;
+  console.log(`  load done: ${result.latencies.length * BATCH} turns in ${round(loadSeconds, 1)} s = ${round((result.latencies.length * BATCH) / loadSeconds, 0)} turns/s, ${result.errors} failed requests; load average ${load1m()}`);
+
+  // Drained: nothing past the checkpoint, and every session projected through its last acknowledged seq.
+  const lastSeq = new Map<string, number>();
+  for (const a of result.appends) lastSeq.set(`${a.user}/${a.session}`, Math.max(lastSeq.get(`${a.user}/${a.session}`) ?? 0, a.seq));
+  const caughtUp = () => [...lastSeq].every(([k, seq]) => (projected.get(k)?.at(-1)?.seq ?? 0) >= seq);
+  let drained = false;
+  while (now() - loadEnded < DRAIN_MS) {
+    if (caughtUp() && (await backlog(runtime)) === 0) {
+      drained = true;
+      break;
+    }
+    await sleep(100);
+  }
+  const drainSeconds = (now() - loadEnded) / 1000;
+  sampling = false;
+  await sampler;
+  const accounting = account();
+  runtime.sessions.put = put;
+
+  const lags: number[] = [];
+  for (const a of result.appends) {
+    const at = projected.get(`${a.user}/${a.session}`)?.find((w) => w.seq >= a.seq)?.at;
+    if (at !== undefined) lags.push(Math.max(0, at - a.acked));
+  }
+  const lag = summarize(lags);
+  const request = summarize(result.latencies);
+  const rss = samples.map((x) => x.rssMb);
+  console.log(`  append request latency: p50 ${round(request.p50)} ms, p95 ${round(request.p95)} ms`);
+  console.log(`  append→projected lag (from the 202): p50 ${round(lag.p50)} ms, p95 ${round(lag.p95)} ms, max ${round(lag.max)} ms (${lags.length} of ${result.appends.length} requests seen projected)`);
+  console.log(`  backlog: max ${Math.max(...samples.map((x) => x.backlog))} events; ${drained ? `drained ${round(drainSeconds, 1)} s after the load` : `NOT drained within ${DRAIN_MS / 1000} s (${await backlog(runtime)} events left)`}`);
+  console.log(`  RSS: start ${rssStart} MB, max ${Math.max(...rss)} MB, end ${rss.at(-1)} MB (growth ${Math.max(...rss) - rssStart} MB)`);
+  const turns = result.latencies.length * BATCH;
+  console.log(formatAccounting(accounting, turns, 'where the time went (load and drain)'));
+  await sleep(600); // the stand-in counts its requests every 500 ms
+  const seen = await server.stats();
+  console.log(
+    `    scripted server: ${seen.embeddingRequests} embedding requests, ${seen.embeddingTexts} texts (mean ${round(seen.embeddingTexts / (seen.embeddingRequests || 1), 1)}, ` +
+      `max ${seen.maxTextsPerRequest} per request); ${seen.chatRequests} chat requests; model calls that failed (timeouts included): ${failedModelCalls(runtime)}`,
+  );
+  await hnswProbe(runtime);
+  client.close().catch(() => undefined);
+  await host.stop();
+  await server.close();
+}
+
+/** The turn index's upsert of 200 stored rows (copied with new seqs) with its HNSW index and without it, rolled back. */
+async function hnswProbe(runtime: Runtime): Promise<void> {
+  const db = dbOf(runtime);
+  if (!db) return;
+  const [index] = await db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'memory_turns' AND indexdef ILIKE '%hnsw%' LIMIT 1`);
+  const [{ n } = { n: 0 }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM memory_turns');
+  if (!index || n < 200) return;
+  const insert = async (dropIndex: boolean) => {
+    let ms = 0;
+    await db
+      .transaction(async (tx) => {
+        await tx.exec(`CREATE TEMP TABLE probe_turns ON COMMIT DROP AS SELECT * FROM memory_turns ORDER BY random() LIMIT 200`);
+        await tx.exec(`UPDATE probe_turns SET seq = seq + 1000000000`);
+        if (dropIndex) await tx.exec(`DROP INDEX ${index.indexname}`);
+        const t0 = now();
+        await tx.exec(`INSERT INTO memory_turns SELECT * FROM probe_turns`);
+        ms = now() - t0;
+        throw new Error('rollback');
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error && error.message === 'rollback')) throw error;
+      });
+    return ms;
+  };
+  const withIndex = await insert(false);
+  const without = await insert(true);
+  console.log(
+    `    HNSW probe on memory_turns (${n} rows): 200 rows inserted in ${round(withIndex, 0)} ms with the HNSW index, ${round(without, 0)} ms without ` +
+      `→ HNSW ≈ ${round((withIndex - without) / 200, 2)} ms per turn`,
+  );
+}
+
+async function offline(): Promise<void> {
+  const { createRuntime, useRuntime } = await import('../../shared/platform/composition.js');
+  const { loadSettings } = await import('../../shared/platform/config.js');
+  const { disableAzureRegistration } = await import('../../shared/platform/functions.js');
+  const { createLocalModels, ModelThreadPool } = await import('../../shared/adapters/local-models/index.js');
+  const { EmbeddingBatcher } = await import('../../shared/adapters/batching/embedding-batcher.js');
+  const { UsageMeter } = await import('../../shared/application/metering.js');
+  const { ChangeFeedPump } = await import('../../shared/platform/local-host/pump.js');
+  const { appendBody } = await import('./fixtures.js');
+  disableAzureRegistration();
+  const settings = loadSettings({ ...GIVEN_ENV, MODEL_PROVIDER: 'local', EMBEDDING_DIMENSIONS: '512', MEMORY_DATA_DIR: path.join(root, 'offline') });
+  const runtime = await createRuntime(settings);
+  useRuntime(runtime);
+  const threads = settings.MODEL_THREADS;
+  console.log(`\noffline models: a backlog of ${OFFLINE_TURNS} turns over 20 sessions, then projected alone; MODEL_THREADS=${threads}; load average ${load1m()}`);
+  await runtime.embedder.embed(['warm up']);
+
+  const sessions = 20;
+  for (let i = 0; i < OFFLINE_TURNS / 10; i++) {
+    const key = { userId: 'off', sessionId: `s${i % sessions}` };
+    const { turns } = JSON.parse(appendBody(`off-${i}`, i * 10, 10)) as { turns: { role: 'user' | 'assistant'; content: string; turnId: string }[] };
+    await runtime.events.append(key, turns.map((t) => ({ type: 'TurnAppended', data: { ...t, timestamp: new Date().toISOString() } })), new Date());
+  }
+  const texts: string[] = [];
+  const embed = runtime.embedder.embed;
+  runtime.embedder.embed = (batch) => (texts.push(...batch), embed.call(runtime.embedder, batch));
+  const { handler } = await import('../../functions/cosmos-events-project.js');
+  const pump = new ChangeFeedPump(runtime.changeFeed!, handler as never, { name: PROJECTOR, batchSize: settings.PUMP_BATCH_SIZE, intervalMs: settings.PUMP_INTERVAL_MS });
+  const account = accountRuntime(runtime);
+  const t0 = now();
+  await pump.drain();
+  const projectionMs = now() - t0;
+  const accounting = account();
+  runtime.embedder.embed = embed;
+  const turnsPerSecond = (OFFLINE_TURNS * 1000) / projectionMs;
+  console.log(`  projection: ${OFFLINE_TURNS} turns in ${round(projectionMs / 1000, 1)} s = ${round(turnsPerSecond, 1)} turns/s (${texts.length} texts embedded); load average ${load1m()}`);
+  console.log(formatAccounting(accounting, OFFLINE_TURNS, 'where the time went'));
+  await runtime.close();
+
+  // The embedder alone on the texts the projection embedded, as the runtime wires it (batcher over the thread pool).
+  const alone = async (size: number) => {
+    const models = createLocalModels(new UsageMeter(), new ModelThreadPool(size));
+    const embedder = new EmbeddingBatcher(models.embedder, { maxTexts: settings.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: settings.EMBEDDING_CONCURRENCY ?? 2 * size });
+    try {
+      await embedder.embed(['warm up']);
+      const start = now();
+      await embedder.embed(texts);
+      return now() - start;
+    } finally {
+      await models.close();
+    }
+  };
+  const oneMs = await alone(1);
+  console.log(`  embedder alone, 1 thread: ${texts.length} texts in ${round(oneMs / 1000, 1)} s = ${round((texts.length * 1000) / oneMs, 1)} texts/s; load average ${load1m()}`);
+  const allMs = threads === 1 ? oneMs : await alone(threads);
+  console.log(`  embedder alone, ${threads} threads: ${round(allMs / 1000, 1)} s = ${round((texts.length * 1000) / allMs, 1)} texts/s; load average ${load1m()}`);
+  console.log(`  projection / embedder alone on ${threads} threads: ${round((100 * allMs) / projectionMs, 0)}% (target ≥ 90%)`);
+}
+
+try {
+  console.log(`environment: node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? '?'}, load average ${load1m()}`);
+  if (PARTS.includes('hosted')) await hosted();
+  if (PARTS.includes('offline')) await offline();
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
