@@ -4,9 +4,9 @@ import { COSMOS_CONTAINERS, containerDefinitions } from '../../../../shared/adap
 const byId = (dimensions: number) => new Map(containerDefinitions(dimensions).map((d) => [d.id, d]));
 
 describe('Cosmos container definitions', () => {
-  it('declares the containers of the architecture, the slots, the forget tombstones and the API keys, partitioned by user except the API keys and the leases', () => {
+  it('declares the containers of the architecture, the slots, the forget tombstones, the projection queue and the API keys, partitioned by user except the API keys and the leases', () => {
     const defs = byId(384);
-    expect([...defs.keys()]).toEqual(['events', 'sessions', 'interactions', 'insights', 'artifacts', 'slots', 'forgets', 'apiKeys', 'leases']);
+    expect([...defs.keys()]).toEqual(['events', 'sessions', 'interactions', 'insights', 'artifacts', 'slots', 'forgets', 'projectionQueue', 'apiKeys', 'leases']);
     for (const [id, def] of defs) expect(def.partitionKey?.paths).toEqual([id === 'leases' || id === 'apiKeys' ? '/id' : '/userId']);
   });
 
