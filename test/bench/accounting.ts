@@ -12,7 +12,7 @@ const CATEGORIES: [string, RegExp][] = [
   ['projection/context: sessions.get', /SELECT doc, version FROM sessions/],
   ['projection: sessions.put', /(INSERT INTO|UPDATE) sessions\b/],
   ['projection/context: events.read', /FROM events WHERE user_id = \$1 AND session_id = \$2 AND seq > \$3/],
-  ['context: readLastTurns', /type = 'TurnAppended' ORDER BY seq DESC/],
+  ['projection/context: readLastTurns', /type = 'TurnAppended' (ORDER BY seq DESC|AND seq < \$4)/],
   ['projection: interactions.upsert', /INSERT INTO interactions\b/],
   ['status: lastSeq', /FROM session_heads/],
   ['projection: turn index upsert (row, HNSW, postings)', /INSERT INTO memory_turns\b/],
