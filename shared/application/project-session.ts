@@ -409,29 +409,6 @@ export function touchedSessions(events: readonly MemoryEvent[]): SessionKey[] {
   return [...seen.values()];
 }
 
-/**
- * Projects every session a change-feed batch touched. Sessions are independent: they run in parallel (bounded), and
- * one that fails does not stop the others; the batch then fails with its error, so it is delivered again. `isolate`
- * (the batch's last retry) sets aside the events whose rows the store refuses.
- */
-export async function projectChanges(deps: ProjectionDeps, events: readonly MemoryEvent[], options: { isolate?: boolean; parallelism?: number } = {}): Promise<ProjectionResult[]> {
-  const queue = touchedSessions(events);
-  const results: ProjectionResult[] = [];
-  const failures: unknown[] = [];
-  const worker = async () => {
-    for (let key = queue.shift(); key; key = queue.shift()) {
-      try {
-        results.push(await projectSession(deps, key, { isolate: options.isolate ?? false }));
-      } catch (error) {
-        failures.push(error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(options.parallelism ?? 4, queue.length) }, worker));
-  if (failures.length > 0) throw failures[0];
-  return results;
-}
-
 const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;
 
 /** The period the turn's own words refer to ("last week"), resolved against its own time, never the clock. */

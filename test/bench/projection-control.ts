@@ -17,7 +17,7 @@ export const dbOf = (runtime: Runtime): Db | undefined => (runtime as Runtime & 
  * Why a deadline instead of a timer: PGlite answers without any I/O, so stretches of a pump batch are long chains of
  * promise continuations in which a timer in this thread cannot fire (model inference itself runs on the offline-model
  * thread and no longer blocks this one). So the checks run inside the model calls, which every batch goes through. Each batch the pump reads is
- * tagged (AsyncLocalStorage) so that an aborted batch stays aborted: projectChanges' other workers keep going after the
+ * tagged (AsyncLocalStorage) so that an aborted batch stays aborted: the scheduler's other workers keep going after the
  * first one fails, and they must not carry on projecting once the bench lets model calls through again.
  *
  * - `pause()` makes the pump see an empty feed; it resolves once the pump has asked for the feed again (its in-flight

@@ -4,7 +4,7 @@ import { handler as contextHandler } from '../../../functions/http-context-get.j
 import { handler as handoffHandler } from '../../../functions/http-session-handoffs-create.js';
 import { handler as sessionHandler } from '../../../functions/http-session-get.js';
 import { handler as createMemoryHandler } from '../../../functions/http-memories-create.js';
-import { projectChanges } from '../../../shared/application/project-session.js';
+import { projectSession, touchedSessions } from '../../../shared/application/project-session.js';
 import type { ContextResponse } from '../../../shared/contracts/context.js';
 import type { SessionStatus } from '../../../shared/contracts/sessions.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
@@ -31,7 +31,7 @@ async function append(key: Key, turns: object[]) {
 async function project() {
   for (;;) {
     const { events } = await runtime.changeFeed!.readFeed(null, 100_000);
-    const results = await projectChanges(runtime, events);
+    const results = await Promise.all(touchedSessions(events).map((key) => projectSession(runtime, key)));
     if (results.every((r) => r.interactionsWritten === 0)) return;
   }
 }
