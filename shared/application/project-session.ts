@@ -345,8 +345,7 @@ async function setAsideFailingEvent(deps: ProjectionDeps, key: SessionKey, limit
     try {
       await writeDerived(deps, key, await turnsOfWindows(deps, key, window, events), event.type === 'TurnAppended' ? [event] : [], window, undefined);
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      const reason = `${error instanceof Error ? error.name : 'Error'}${typeof code === 'string' || typeof code === 'number' ? ` ${code}` : ''}`.slice(0, 200);
+      const reason = errorLabel(error).slice(0, 200);
       return record(deps, key, decideSetAside(bookmarked, event.metadata.seq, reason));
     }
   }
@@ -407,6 +406,12 @@ export function touchedSessions(events: readonly MemoryEvent[]): SessionKey[] {
   const seen = new Map<string, SessionKey>();
   for (const e of events) seen.set(JSON.stringify([e.metadata.userId, e.metadata.sessionId]), { userId: e.metadata.userId, sessionId: e.metadata.sessionId });
   return [...seen.values()];
+}
+
+/** An error as its class and code ("MemoryError conflict"): what logs and set-aside events may say of it, never its message. */
+export function errorLabel(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  return `${error instanceof Error ? error.name : 'Error'}${typeof code === 'string' || typeof code === 'number' ? ` ${code}` : ''}`;
 }
 
 const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;

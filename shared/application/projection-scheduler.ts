@@ -1,6 +1,6 @@
 import type { MemoryEvent } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
-import { projectSession, touchedSessions, type ProjectionDeps } from './project-session.js';
+import { errorLabel, projectSession, touchedSessions, type ProjectionDeps } from './project-session.js';
 import type { ProjectionQueue, QueuedSession } from './projection-ports.js';
 
 /** How the queue is served (PROJECTION_* settings). */
@@ -98,8 +98,7 @@ async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: Q
   try {
     ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES }));
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    report.failed.push({ key: entry.key, error: `${error instanceof Error ? error.name : 'Error'}${typeof code === 'string' || typeof code === 'number' ? ` ${code}` : ''}` });
+    report.failed.push({ key: entry.key, error: errorLabel(error) });
     const at = deps.clock.now();
     await deps.projectionQueue.failed(entry, at, new Date(at.getTime() + retryDelayMs(entry.failures + 1)));
     return;

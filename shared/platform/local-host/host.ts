@@ -70,10 +70,9 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
     f.trigger.kind === 'timer' ? [new LocalTimer(f.name, String((config as Record<string, unknown>)[f.trigger.scheduleSetting]), f.handler as TimerHandler)] : [],
   );
 
-  // The projection queue is served on its schedule and, for low latency, right after each change-feed batch (and at
-  // start, for sessions queued before a restart); one run at a time, the invocation (and its failure log) a timer's.
-  const projectionQueue = functions.find((f) => f.name === PROJECTION_QUEUE_FUNCTION && f.trigger.kind === 'timer');
-  const projectionRun = projectionQueue && new LocalTimer(projectionQueue.name, config.PROJECTION_QUEUE_SCHEDULE, projectionQueue.handler as TimerHandler);
+  // The projection queue's timer also fires, for low latency, right after each change-feed batch (and at start, for
+  // sessions queued before a restart), one woken run at a time; a scheduled run may overlap one (claims are leases).
+  const projectionRun = timers.find((t) => t.name === PROJECTION_QUEUE_FUNCTION);
   const projection = wakeable(async () => projectionRun?.fire());
   const pumps = functions.flatMap((f) =>
     f.trigger.kind === 'cosmosChangeFeed' && runtime.changeFeed

@@ -56,7 +56,7 @@ export class LocalTimer {
   private stopped = false;
 
   constructor(
-    private readonly name: string,
+    readonly name: string,
     private readonly schedule: string,
     private readonly handler: TimerHandler,
   ) {
