@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Retriever } from '../../contracts/facts.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
 import { sessionSeqRange } from '../../domain/chunking.js';
+import { float32Vector } from './vectors.js';
 import { checkLimit, filterClause, searchTerms, termParameters, type FilterShape } from './search.js';
 
 /**
@@ -69,7 +70,7 @@ export function buildInsightOrSummaryQuery(
   if (retriever === 'vector') {
     if (!query.vector) return null;
     const filter = where(query, target, parameters, ['c.embeddingModel = @model'], agentSessionIds);
-    parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: query.vector.values }, { name: '@limit', value: checkLimit(query.limit) });
+    parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: float32Vector(query.vector.values) }, { name: '@limit', value: checkLimit(query.limit) });
     return { query: `SELECT TOP @limit ${shape.select} FROM c ${filter} ORDER BY VectorDistance(${shape.vector}, @vector)`, parameters };
   }
   if (terms.length === 0) return null;

@@ -6,6 +6,8 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { InsightStore, SessionDirectory, SessionSummaryRef } from '../../application/ports.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
 import { searchInsights, searchSessionSummaries } from './insight-search.js';
+import { COSMOS_CONTAINERS } from './containers.js';
+import { withFloat32Vectors } from './vectors.js';
 import { insightExpiresAt, itemTtlSeconds, type RetentionPolicy } from '../../domain/retention.js';
 
 async function query<T>(container: Container, sql: string, parameters: SqlParameter[], partitionKey?: string): Promise<T[]> {
@@ -39,7 +41,7 @@ export class CosmosInsightStore implements InsightStore {
     await Promise.all(
       docs.map((doc) => {
         const ttl = retention && itemTtlSeconds(insightExpiresAt(doc, retention), now);
-        return this.container.items.upsert(ttl === undefined ? doc : { ...doc, ttl });
+        return this.container.items.upsert(withFloat32Vectors(ttl === undefined ? doc : { ...doc, ttl }, COSMOS_CONTAINERS.insights));
       }),
     );
   }

@@ -5,6 +5,7 @@ import { SCHEMA_VERSION } from '../../contracts/events.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { padSeq } from '../../domain/chunking.js';
 import { MemoryError } from '../../domain/errors.js';
+import { float32Vector } from './vectors.js';
 
 /**
  * Search over the `interactions` container (see `COSMOS_CONTAINERS.interactions`), which holds two kinds of document:
@@ -163,7 +164,7 @@ export function buildVectorQuery(query: SearchQuery, granularity: Granularity, p
   if (granularity === 'turn' && path !== 'contentVector') throw new RangeError('Turn documents only have a contentVector');
   const parameters: SqlParameter[] = [];
   const filter = filterClause(query, SHAPES[granularity], parameters, ['c.embeddingModel = @model']);
-  parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: query.vector.values }, { name: '@limit', value: checkLimit(query.limit) });
+  parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: float32Vector(query.vector.values) }, { name: '@limit', value: checkLimit(query.limit) });
   return {
     query: `SELECT TOP @limit ${SHAPES[granularity].select} FROM c ${filter} ORDER BY VectorDistance(c.${path}, @vector)`,
     parameters,
@@ -227,7 +228,7 @@ export function buildHybridQuery(
   if (weights && !weights.every((w) => Number.isFinite(w) && w >= 0)) throw new RangeError(`RRF weights must be finite and non-negative, got ${weights.join(', ')}`);
   const parameters: SqlParameter[] = [];
   const filter = filterClause(query, SHAPES[granularity], parameters, ['c.embeddingModel = @model']);
-  parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: query.vector.values });
+  parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: float32Vector(query.vector.values) });
   const args = termParameters(terms, parameters);
   const weightArg = weights ? `, [${weights.join(', ')}]` : '';
   return {
@@ -255,7 +256,7 @@ export function turnDocument(turn: IndexedTurn) {
     // The period the turn refers to ("last week", resolved when indexed), as normalised instants like `timestamp`.
     ...(turn.refers && { refersFrom: new Date(turn.refers.from).toISOString(), refersTo: new Date(turn.refers.to).toISOString() }),
     embeddingModel: turn.embeddingModel,
-    contentVector: turn.vector,
+    contentVector: float32Vector(turn.vector),
   };
 }
 

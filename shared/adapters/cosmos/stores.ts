@@ -7,6 +7,7 @@ import { conflict, MemoryError, sessionEnded } from '../../domain/errors.js';
 import type { AppendOutcome, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import { COSMOS_CONTAINERS, statusOf } from './containers.js';
 import { CosmosSearchIndex } from './search.js';
+import { withFloat32Vectors } from './vectors.js';
 import { CosmosInsightStore, CosmosSessionDirectory } from './insights.js';
 import type { RetentionPolicy } from '../../domain/retention.js';
 
@@ -221,7 +222,7 @@ export class CosmosSessionStore implements SessionStore {
   }
 
   async put(doc: SessionDocument, expectedVersion: string | null): Promise<string> {
-    const body = { id: doc.sessionId, ...doc };
+    const body = withFloat32Vectors({ id: doc.sessionId, ...doc }, COSMOS_CONTAINERS.sessions);
     try {
       const response =
         expectedVersion === null
@@ -242,7 +243,7 @@ export class CosmosInteractionStore implements InteractionStore {
   constructor(private readonly container: Container) {}
 
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
-    await Promise.all(docs.map((doc) => this.container.items.upsert({ ...doc, fromSeq: doc.seqRange[0] })));
+    await Promise.all(docs.map((doc) => this.container.items.upsert(withFloat32Vectors({ ...doc, fromSeq: doc.seqRange[0] }, COSMOS_CONTAINERS.interactions))));
   }
 
   async listBySession(key: SessionKey): Promise<InteractionDocument[]> {
