@@ -123,7 +123,7 @@ async function insightAndSummaryLists(
 ): Promise<{ insights: InsightHit[][]; summaries: SessionSummaryHit[][] }> {
   const { insights, directory } = deps;
   const [insightLists, summaryLists] = await Promise.all([
-    sources.has('insights') && insights ? Promise.all(retrievers.map((r) => insights.search(query, r))) : Promise.resolve([] as InsightHit[][]),
+    sources.has('insights') && insights ? insights.search(query, retrievers) : Promise.resolve([] as InsightHit[][]),
     sources.has('sessionSummaries') && directory ? Promise.all(retrievers.map((r) => directory.searchSummaries(query, r))) : Promise.resolve([] as SessionSummaryHit[][]),
   ]);
   return { insights: insightLists, summaries: summaryLists };

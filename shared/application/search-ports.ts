@@ -122,7 +122,8 @@ export interface SessionSummaryHit {
  * its sessions; a summary: in its session) and the time range (an insight's `createdAt`, a session's `startedAt`).
  */
 export interface InsightSearch {
-  search(query: SearchQuery, retriever: Retriever): Promise<InsightHit[]>;
+  /** One list per retriever, in the order given: asked together, so what the lists share (their sessions) is read once. */
+  search(query: SearchQuery, retrievers: readonly Retriever[]): Promise<InsightHit[][]>;
 }
 export interface SessionSummarySearch {
   searchSummaries(query: SearchQuery, retriever: Retriever): Promise<SessionSummaryHit[]>;

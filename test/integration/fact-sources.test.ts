@@ -8,6 +8,7 @@ import { migrate } from '../../shared/adapters/postgres/migrations.js';
 import { postgresStores } from '../../shared/adapters/postgres/stores.js';
 import type { Stores } from '../../shared/application/ports.js';
 import type { SearchQuery } from '../../shared/application/search-ports.js';
+import type { Retriever } from '../../shared/contracts/facts.js';
 import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import type { InsightDocument, ProfileDocument } from '../../shared/contracts/insights.js';
 import type { SessionDocument } from '../../shared/contracts/sessions.js';
@@ -20,6 +21,8 @@ import { useCosmosFake } from '../support/cosmos-fake.js';
 // answered by a double (its SQL is pinned in test/unit/adapters/cosmos/insight-search.test.ts).
 
 const MODEL = 'test-model';
+/** The one list a search with one retriever returns. */
+const insightList = async (stores: Stores, q: SearchQuery, retriever: Retriever) => (await stores.insights.search(q, [retriever]))[0]!;
 const at = (day: number) => `2026-01-${String(day).padStart(2, '0')}T10:00:00.000Z`;
 
 function insight(userId: string, id: string, text: string, overrides: Partial<InsightDocument> = {}): InsightDocument {
@@ -98,7 +101,7 @@ describe('fact sources on PostgreSQL (PGlite): insights and session summaries', 
 
   it('insights by full text: only live insights that share a word, with their session seq range; superseded, merged and the profile never', async () => {
     const { stores, u } = await seeded();
-    const hits = await stores.insights.search(query(u, 'retirement savings'), 'fulltext');
+    const hits = await insightList(stores, query(u, 'retirement savings'), 'fulltext');
     expect(hits.map((h) => h.id).sort()).toEqual(['ins-aggregate', 'ins-done', 'ins-retire']);
     expect(hits.find((h) => h.id === 'ins-retire')).toEqual({
       kind: 'insight',
@@ -114,21 +117,21 @@ describe('fact sources on PostgreSQL (PGlite): insights and session summaries', 
     // An aggregate spans sessions: no seq range; a session insight whose session is gone: none either.
     expect(hits.find((h) => h.id === 'ins-aggregate')).not.toHaveProperty('seqRange');
     expect(hits.find((h) => h.id === 'ins-done')).not.toHaveProperty('seqRange');
-    expect(await stores.insights.search(query(u, 'the of'), 'fulltext')).toEqual([]);
-    expect(await stores.insights.search(query('someone-else', 'retirement savings'), 'fulltext')).toEqual([]);
+    expect(await insightList(stores, query(u, 'the of'), 'fulltext')).toEqual([]);
+    expect(await insightList(stores, query('someone-else', 'retirement savings'), 'fulltext')).toEqual([]);
   }, 30_000);
 
   it('insights by vector: nearest first, only vectors of the query model, none without a query vector', async () => {
     const { stores, u } = await seeded();
-    expect((await stores.insights.search(query(u, 'x'), 'vector')).map((h) => h.id)).toEqual(['ins-retire', 'ins-done', 'ins-aggregate', 'ins-lisbon']);
-    expect(await stores.insights.search(query(u, 'x', { vector: { model: 'other-model', values: [1, 0, 0] } }), 'vector')).toEqual([]);
-    expect(await stores.insights.search(query(u, 'x', { vector: undefined }), 'vector')).toEqual([]);
-    expect((await stores.insights.search(query(u, 'x', { limit: 2 }), 'vector')).map((h) => h.id)).toEqual(['ins-retire', 'ins-done']);
+    expect((await insightList(stores, query(u, 'x'), 'vector')).map((h) => h.id)).toEqual(['ins-retire', 'ins-done', 'ins-aggregate', 'ins-lisbon']);
+    expect(await insightList(stores, query(u, 'x', { vector: { model: 'other-model', values: [1, 0, 0] } }), 'vector')).toEqual([]);
+    expect(await insightList(stores, query(u, 'x', { vector: undefined }), 'vector')).toEqual([]);
+    expect((await insightList(stores, query(u, 'x', { limit: 2 }), 'vector')).map((h) => h.id)).toEqual(['ins-retire', 'ins-done']);
   }, 30_000);
 
   it('insights with filters: a session (an aggregate matches each of its sessions), an agent of the source session, a time range', async () => {
     const { stores, u } = await seeded();
-    const ids = async (filters: SearchQuery['filters']) => (await stores.insights.search(query(u, 'x', { filters }), 'vector')).map((h) => h.id).sort();
+    const ids = async (filters: SearchQuery['filters']) => (await insightList(stores, query(u, 'x', { filters }), 'vector')).map((h) => h.id).sort();
     expect(await ids({ sessionId: 's3' })).toEqual(['ins-aggregate']);
     expect(await ids({ sessionId: 's2' })).toEqual(['ins-aggregate', 'ins-lisbon']);
     expect(await ids({ agentId: 'travel' })).toEqual(['ins-aggregate', 'ins-lisbon']);
@@ -202,8 +205,8 @@ describe('fact sources on Cosmos DB: the insight search\u2019s lookups in the se
     await stores.sessions.put(endedSession(u, 's2', { chunkedThroughSeq: 7 }), null);
     await stores.sessions.put(endedSession('other-user', 's1', { chunkedThroughSeq: 99 }), null);
     const insights = insightsDouble([row('a'), row('b', { sessionId: 's2', sourceSessionIds: ['s2'] }), row('c', { type: 'aggregate', sourceSessionIds: ['s1', 's2'] }), row('d', { sessionId: 'unknown', sourceSessionIds: ['unknown'] })]);
-    const hits = await searchInsights(insights.container, database.container(COSMOS_CONTAINERS.sessions.name), query(u, 'retirement'), 'fulltext');
-    expect(hits.map((h) => [h.id, h.seqRange])).toEqual([
+    const [hits] = await searchInsights(insights.container, database.container(COSMOS_CONTAINERS.sessions.name), query(u, 'retirement'), ['fulltext']);
+    expect(hits!.map((h) => [h.id, h.seqRange])).toEqual([
       ['a', [1, 12]],
       ['b', [1, 7]],
       ['c', undefined],
@@ -223,13 +226,13 @@ describe('fact sources on Cosmos DB: the insight search\u2019s lookups in the se
     await stores.sessions.put(endedSession('other-user', 's9', { agentIds: ['travel'] }), null);
     const sessions = database.container(COSMOS_CONTAINERS.sessions.name);
     const insights = insightsDouble([row('a')]);
-    await searchInsights(insights.container, sessions, query(u, 'retirement', { filters: { agentId: 'travel' } }), 'vector');
+    await searchInsights(insights.container, sessions, query(u, 'retirement', { filters: { agentId: 'travel' } }), ['vector']);
     const agentSessions = insights.queries[0]?.spec.parameters?.find((p) => p.name === '@agentSessionIds')?.value as string[];
     expect([...agentSessions].sort()).toEqual(['s1', 's3']);
     expect(insights.queries[0]?.spec.query).toContain('ARRAY_CONTAINS(@agentSessionIds, s)');
 
     const none = insightsDouble([row('a')]);
-    expect(await searchInsights(none.container, sessions, query(u, 'retirement', { filters: { agentId: 'nobody' } }), 'vector')).toEqual([]);
+    expect(await searchInsights(none.container, sessions, query(u, 'retirement', { filters: { agentId: 'nobody' } }), ['vector'])).toEqual([[]]);
     expect(none.queries).toEqual([]);
     await stores.close();
   }, 30_000);

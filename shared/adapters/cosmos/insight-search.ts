@@ -162,23 +162,29 @@ async function run<T>(container: Container, userId: string, spec: SqlQuerySpec):
   return resources;
 }
 
-/** Insight search: `insights` for the ranking, `sessions` for the agent filter and the sessions' seq ranges. */
-export async function searchInsights(insights: Container, sessions: Container, query: SearchQuery, retriever: Retriever): Promise<InsightHit[]> {
-  if (query.limit < 1) return [];
+/**
+ * Insight search, one list per retriever: `insights` for the rankings, `sessions` for the agent filter's sessions and
+ * the session insights' seq ranges, each read once for all the lists.
+ */
+export async function searchInsights(insights: Container, sessions: Container, query: SearchQuery, retrievers: readonly Retriever[]): Promise<InsightHit[][]> {
+  const none = () => retrievers.map(() => [] as InsightHit[]);
+  if (query.limit < 1) return none();
   let agentSessionIds: string[] | undefined;
   if (query.filters.agentId) {
     agentSessionIds = (await run<{ sessionId: string }>(sessions, query.userId, agentSessionsQuery(query.userId, query.filters.agentId))).map((r) => r.sessionId);
-    if (agentSessionIds.length === 0) return [];
+    if (agentSessionIds.length === 0) return none();
   }
-  const spec = buildInsightOrSummaryQuery(query, 'insight', retriever, agentSessionIds);
-  if (!spec) return [];
-  const rows = await run<unknown>(insights, query.userId, spec);
-  const parsed = rows.map((r) => InsightRow.parse(r));
-  const sessionIds = [...new Set(parsed.filter((r) => r.type === 'session').map((r) => r.sessionId))];
+  const lists = await Promise.all(
+    retrievers.map(async (retriever) => {
+      const spec = buildInsightOrSummaryQuery(query, 'insight', retriever, agentSessionIds);
+      return spec ? (await run<unknown>(insights, query.userId, spec)).map((r) => InsightRow.parse(r)) : [];
+    }),
+  );
+  const sessionIds = [...new Set(lists.flat().flatMap((r) => (r.type === 'session' ? [r.sessionId] : [])))];
   const chunked =
     sessionIds.length === 0 ? [] : await run<{ sessionId: string; chunkedThroughSeq?: number }>(sessions, query.userId, chunkedThroughQuery(query.userId, sessionIds));
   const chunkedThrough = new Map(chunked.flatMap((r) => (typeof r.chunkedThroughSeq === 'number' ? [[r.sessionId, r.chunkedThroughSeq] as const] : [])));
-  return parsed.map((r) => toInsightHit(r, chunkedThrough));
+  return lists.map((rows) => rows.map((r) => toInsightHit(r, chunkedThrough)));
 }
 
 export async function searchSessionSummaries(sessions: Container, query: SearchQuery, retriever: Retriever): Promise<SessionSummaryHit[]> {

@@ -60,9 +60,9 @@ export class CosmosInsightStore implements InsightStore {
   }
 
   /** Fact search over the live insights (see `insight-search.ts`). */
-  async search(query: SearchQuery, retriever: Retriever): Promise<InsightHit[]> {
+  async search(query: SearchQuery, retrievers: readonly Retriever[]): Promise<InsightHit[][]> {
     if (!this.options.sessions) throw new Error('CosmosInsightStore: fact search needs the sessions container (options.sessions)');
-    return searchInsights(this.container, this.options.sessions, query, retriever);
+    return searchInsights(this.container, this.options.sessions, query, retrievers);
   }
 
   async getProfile(userId: string): Promise<ProfileDocument | null> {

@@ -67,7 +67,11 @@ export class PostgresInsightStore implements InsightStore {
    * Fact search over the user's live insights (`pending` / `processed`): full text (`ts_rank_cd` over the text's
    * tsvector) or cosine distance to vectors of the query's model. A session insight gets its session's seq range.
    */
-  async search(query: SearchQuery, retriever: Retriever): Promise<InsightHit[]> {
+  search(query: SearchQuery, retrievers: readonly Retriever[]): Promise<InsightHit[][]> {
+    return Promise.all(retrievers.map((r) => this.searchOne(query, r)));
+  }
+
+  private async searchOne(query: SearchQuery, retriever: Retriever): Promise<InsightHit[]> {
     if (query.limit < 1 || (retriever === 'vector' && !query.vector)) return [];
     const params: unknown[] = [query.userId];
     const where = ["i.user_id = $1", "i.status IN ('pending', 'processed')"];

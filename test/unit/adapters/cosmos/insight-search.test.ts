@@ -193,8 +193,8 @@ describe('Cosmos insight and summary search adapters', () => {
       { id: 'c', type: 'aggregate', sessionId: 's-2', sourceSessionIds: ['s-2', 's-3'], category: 'c', text: 'c', createdAt: '2026-01-05T10:00:00.000Z' },
     ]);
     const sessions = containerDouble(() => [{ sessionId: 's-1', chunkedThroughSeq: 6 }]);
-    const hits = await searchInsights(insights.container, sessions.container, query(), 'vector');
-    expect(hits.map((h) => [h.id, h.seqRange])).toEqual([
+    const [hits] = await searchInsights(insights.container, sessions.container, query(), ['vector']);
+    expect(hits!.map((h) => [h.id, h.seqRange])).toEqual([
       ['a', [1, 6]],
       ['b', [1, 6]],
       ['c', undefined],
@@ -203,13 +203,38 @@ describe('Cosmos insight and summary search adapters', () => {
     expect(sessions.queries).toEqual([{ spec: chunkedThroughQuery('u-1', ['s-1']), options: { partitionKey: 'u-1' } }]);
   });
 
+  it('insights by both retrievers: one list each, in order, and one lookup of the sessions of both lists (and of the agent\u2019s sessions)', async () => {
+    const row = (id: string, sessionId: string) => ({ id, type: 'session', sessionId, sourceSessionIds: [sessionId], category: 'c', text: id, createdAt: '2026-01-05T10:00:00.000Z' });
+    const insights = containerDouble((spec) => (spec.query.includes('VectorDistance') ? [row('a', 's-1'), row('b', 's-2')] : [row('b', 's-2'), row('c', 's-3')]));
+    const sessions = containerDouble((spec) =>
+      spec.query.includes('agentIds')
+        ? [{ sessionId: 's-1' }, { sessionId: 's-2' }, { sessionId: 's-3' }]
+        : [
+            { sessionId: 's-1', chunkedThroughSeq: 6 },
+            { sessionId: 's-2', chunkedThroughSeq: 9 },
+            { sessionId: 's-3', chunkedThroughSeq: 3 },
+          ],
+    );
+    const [byVector, byText] = await searchInsights(insights.container, sessions.container, query({ filters: { agentId: 'advisor' } }), ['vector', 'fulltext']);
+    expect(byVector!.map((h) => [h.id, h.seqRange])).toEqual([
+      ['a', [1, 6]],
+      ['b', [1, 9]],
+    ]);
+    expect(byText!.map((h) => [h.id, h.seqRange])).toEqual([
+      ['b', [1, 9]],
+      ['c', [1, 3]],
+    ]);
+    expect(insights.queries).toHaveLength(2);
+    expect(sessions.queries.map((q) => q.spec)).toEqual([agentSessionsQuery('u-1', 'advisor'), chunkedThroughQuery('u-1', ['s-1', 's-2', 's-3'])]);
+  });
+
   it('insights: no query for a zero limit or a text without terms; no session lookup without session insights', async () => {
     const insights = containerDouble();
     const sessions = containerDouble();
-    expect(await searchInsights(insights.container, sessions.container, query({ limit: 0 }), 'vector')).toEqual([]);
-    expect(await searchInsights(insights.container, sessions.container, query({ text: 'it is' }), 'fulltext')).toEqual([]);
+    expect(await searchInsights(insights.container, sessions.container, query({ limit: 0 }), ['vector'])).toEqual([[]]);
+    expect(await searchInsights(insights.container, sessions.container, query({ text: 'it is' }), ['fulltext'])).toEqual([[]]);
     expect(insights.queries).toEqual([]);
-    expect(await searchInsights(insights.container, sessions.container, query(), 'vector')).toEqual([]);
+    expect(await searchInsights(insights.container, sessions.container, query(), ['vector'])).toEqual([[]]);
     expect(insights.queries).toHaveLength(1);
     expect(sessions.queries).toEqual([]);
   });
