@@ -3,6 +3,10 @@ import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { AppendTurnsBody } from '../../shared/contracts/turns.js';
+import { searchFacts } from '../../shared/application/search-facts.js';
+import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
+import { FactSearchBody } from '../../shared/contracts/facts.js';
+import type { InsightDocument } from '../../shared/contracts/insights.js';
 import { newSession } from '../../shared/domain/session.js';
 import { openRecordedCosmos } from '../support/cosmos-requests.js';
 
@@ -69,5 +73,55 @@ describe('Cosmos request recorder (wire fake)', () => {
     expect(requests[0]!.query).toContain('ORDER BY RANK FullTextScore(c.content');
     expect(requests[0]!.items).toBe(2);
     expect(requests[0]!.loaded).toHaveLength(2);
+  });
+
+  it('prices a fact search: no speakers DISTINCT, the speakers read once for two searches, one chunkedThrough read, vectors only in the vector rankings', async () => {
+    const stores = cosmosStores(opened.database);
+    const userId = 'fact-user';
+    const at = '2026-01-05T10:00:00.000Z';
+    const turn = (seq: number, speaker: string) => ({ userId, sessionId: 's1', seq, turnId: `t${seq}`, speaker, text: `${speaker}: pension ${seq}`, matchText: `pension ${seq}`, timestamp: at, embeddingModel: 'm', vector: [1, 0, seq] });
+    await stores.search.indexTurns([turn(1, 'Maria'), turn(2, 'assistant')]);
+    await stores.sessions.put({ ...newSession({ userId, sessionId: 's1' }, new Date(at)), chunkedThroughSeq: 2 }, null);
+    const insight = (id: string): InsightDocument => ({
+      schemaVersion: SCHEMA_VERSION,
+      id,
+      userId,
+      type: 'session',
+      sessionId: 's1',
+      sourceSessionIds: ['s1'],
+      category: 'financial_goals',
+      text: `Maria saves into a pension (${id})`,
+      confidence: 0.8,
+      importance: 'high',
+      status: 'pending',
+      embeddingModel: 'm',
+      insightVector: [1, 0, 0],
+      createdAt: at,
+      updatedAt: at,
+    });
+    await stores.insights.upsert([insight('i1'), insight('i2')]);
+    const deps = {
+      ...stores,
+      embedder: { model: 'm', dimensions: 3, embed: async (texts: string[]) => texts.map(() => [1, 0, 0]) },
+      memory: { topKFacts: 5 },
+      clock: { now: () => new Date(at) },
+    } as unknown as Parameters<typeof searchFacts>[0];
+    const body = FactSearchBody.parse({ query: 'What does Maria save for her pension?' });
+
+    const first = await opened.recorder.record(() => searchFacts(deps, userId, body));
+    const second = await opened.recorder.record(() => searchFacts(deps, userId, body));
+
+    const queries = (requests: typeof first) => requests.map((r) => r.query ?? '');
+    expect(queries([...first, ...second]).filter((q) => /DISTINCT/.test(q))).toEqual([]);
+    expect(queries(first).filter((q) => q.includes("c.kind = 'speaker'"))).toHaveLength(1);
+    expect(queries(second).filter((q) => q.includes("c.kind = 'speaker'"))).toEqual([]);
+    for (const requests of [first, second]) expect(queries(requests).filter((q) => q.includes('ARRAY_CONTAINS(@sessionIds'))).toHaveLength(1);
+    for (const r of [...first, ...second]) {
+      expect(r.scope).toBe('single-partition');
+      // What a query returns holds no vector: its projection names none, and only a vector ranking sends one.
+      expect(/^SELECT\s+([\s\S]*?)\s+FROM c\b/.exec(r.query ?? '')?.[1]).not.toMatch(/Vector|\*/);
+      expect(r.parameters?.some((p) => p.name === '@vector')).toBe(/VectorDistance\(/.test(r.query ?? ''));
+    }
+    expect(queries(first).filter((q) => /VectorDistance\(/.test(q))).toHaveLength(5); // turns, interactions (content, summary), insights, summaries
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Container, SqlParameter, SqlQuerySpec } from '@azure/cosmos';
 import { z } from 'zod';
 import type { Retriever } from '../../contracts/facts.js';
@@ -6,6 +7,7 @@ import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '
 import { padSeq } from '../../domain/chunking.js';
 import { MemoryError } from '../../domain/errors.js';
 import { float32Vector } from './vectors.js';
+import { statusOf } from './containers.js';
 
 /**
  * Search over the `interactions` container (see `COSMOS_CONTAINERS.interactions`), which holds two kinds of document:
@@ -190,11 +192,19 @@ export function buildFullTextQuery(query: SearchQuery, granularity: Granularity,
 }
 
 /**
- * The user's speakers: distinct `speaker` values of their turn documents, inside their partition. Cosmos serves it from
- * the range index on `/speaker`; its charge grows with the user's distinct speakers, not with their turns.
+ * The user's speakers: one small marker document per speaker (`kind: 'speaker'`, see `speakerDocument`), written by
+ * `indexTurns` the first time it meets the speaker. A `DISTINCT` over the turn documents would load every one of them
+ * (vectors included) unless the index alone answers it, so its charge would grow with the user's turns; this query
+ * loads the markers only. Like PostgreSQL's speakers list, the markers outlive a forgotten session; forgetting the
+ * user deletes them with the rest of the partition.
  */
 export function buildSpeakersQuery(userId: string): SqlQuerySpec {
-  return { query: `SELECT DISTINCT VALUE c.speaker FROM c WHERE c.userId = @userId AND ${SHAPES.turn.base.join(' AND ')}`, parameters: [{ name: '@userId', value: userId }] };
+  return { query: "SELECT VALUE c.speaker FROM c WHERE c.userId = @userId AND c.kind = 'speaker'", parameters: [{ name: '@userId', value: userId }] };
+}
+
+/** A speaker's marker in the `interactions` container: its id is derived from the name, so writing it twice is harmless. */
+export function speakerDocument(userId: string, speaker: string) {
+  return { id: `speaker:${createHash('sha256').update(speaker).digest('hex')}`, kind: 'speaker' as const, schemaVersion: SCHEMA_VERSION, userId, speaker };
 }
 
 export interface HybridOptions {
@@ -310,16 +320,100 @@ async function forEachBounded<T>(items: readonly T[], concurrency: number, fn: (
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }
 
-export class CosmosSearchIndex implements SearchIndex {
-  constructor(private readonly container: Container) {}
+/** How long a user's speakers list read by this instance answers searches, and how many users' lists it keeps. */
+export const SPEAKERS_CACHE_MS = 60_000;
+export const SPEAKERS_CACHE_USERS = 10_000;
+/** How long this instance trusts that a speaker's marker exists (a forget or rebuild elsewhere may delete it), and how many it remembers. */
+export const SPEAKER_MARKERS_CACHE_MS = 600_000;
+export const SPEAKER_MARKERS_CACHE_SIZE = 100_000;
 
-  /** Upserts one document per turn; its id is derived from the turn, so re-indexing overwrites. */
+/** A map whose entries expire, cleared whole when full (both caches are cheap to refill). */
+class ExpiringMap<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxSize: number,
+    private readonly now: () => number,
+  ) {}
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.until > this.now()) return entry.value;
+    if (entry) this.entries.delete(key);
+    return undefined;
+  }
+  set(key: string, value: V): void {
+    if (this.entries.size >= this.maxSize) this.entries.clear();
+    this.entries.set(key, { value, until: this.now() + this.ttlMs });
+  }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+  deleteWhere(match: (key: string) => boolean): void {
+    for (const key of [...this.entries.keys()]) if (match(key)) this.entries.delete(key);
+  }
+}
+
+export interface CosmosSearchIndexOptions {
+  /** The clock the caches expire by (tests pin it). */
+  now?: () => number;
+}
+
+export class CosmosSearchIndex implements SearchIndex {
+  /**
+   * Speakers lists read by this instance, by user. Fact search asks for them on every search; a new speaker indexed
+   * here drops the user's entry, one indexed by another instance is seen within SPEAKERS_CACHE_MS. Until then that
+   * speaker's name is neither boosted nor taken out of the query's words: a stale list costs ranking, never data.
+   */
+  private readonly speakersCache: ExpiringMap<string[]>;
+  /** `user\0speaker` pairs whose marker this instance wrote or found, so indexTurns writes each marker once. */
+  private readonly markers: ExpiringMap<true>;
+  /** Bumped whenever a speakers list may have changed, so a read that raced the change is not cached. */
+  private generation = 0;
+
+  constructor(
+    private readonly container: Container,
+    options: CosmosSearchIndexOptions = {},
+  ) {
+    const now = options.now ?? Date.now;
+    this.speakersCache = new ExpiringMap(SPEAKERS_CACHE_MS, SPEAKERS_CACHE_USERS, now);
+    this.markers = new ExpiringMap(SPEAKER_MARKERS_CACHE_MS, SPEAKER_MARKERS_CACHE_SIZE, now);
+  }
+
+  /**
+   * Upserts one document per turn; its id is derived from the turn, so re-indexing overwrites. A speaker not met
+   * before gets its marker first, so every indexed turn's speaker is listed.
+   */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
+    const speakers = new Map<string, { userId: string; speaker: string }>();
+    for (const { userId, speaker } of turns) speakers.set(`${userId}\0${speaker}`, { userId, speaker });
+    const unknown = [...speakers].filter(([key]) => !this.markers.get(key));
+    await forEachBounded(unknown, INDEX_CONCURRENCY, async ([key, { userId, speaker }]) => {
+      try {
+        await this.container.items.create(speakerDocument(userId, speaker));
+        this.generation++;
+        this.speakersCache.delete(userId);
+      } catch (error) {
+        if (statusOf(error) !== 409) throw error; // written before, here or elsewhere
+      }
+      this.markers.set(key, true);
+    });
     await forEachBounded(turns.map(turnDocument), INDEX_CONCURRENCY, (doc) => this.container.items.upsert(doc));
   }
 
   async speakers(userId: string): Promise<string[]> {
-    return (await this.run(userId, buildSpeakersQuery(userId))).filter((s): s is string => typeof s === 'string');
+    const cached = this.speakersCache.get(userId);
+    if (cached) return [...cached];
+    const generation = this.generation;
+    const speakers = (await this.run(userId, buildSpeakersQuery(userId))).filter((s): s is string => typeof s === 'string').sort();
+    if (generation === this.generation) this.speakersCache.set(userId, speakers);
+    return [...speakers];
+  }
+
+  /** Forgets what this instance remembers of the user (their documents were deleted: a rebuild, a forget). */
+  dropCached(userId: string): void {
+    this.generation++;
+    this.speakersCache.delete(userId);
+    this.markers.deleteWhere((key) => key.startsWith(`${userId}\0`));
   }
 
   async turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {

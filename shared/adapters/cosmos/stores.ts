@@ -260,7 +260,10 @@ export class CosmosInteractionStore implements InteractionStore {
 
 /** Session documents (`sessions`), and interactions with the turn index (both in `interactions`), per user partition. */
 export class CosmosProjections implements Projections {
-  constructor(private readonly containers: readonly Container[]) {}
+  constructor(
+    private readonly containers: readonly Container[],
+    private readonly search?: CosmosSearchIndex,
+  ) {}
 
   async dropUser(userId: string): Promise<void> {
     for (const container of this.containers) {
@@ -273,6 +276,8 @@ export class CosmosProjections implements Projections {
         }
       }
     }
+    // The speaker markers went too: the rebuild's indexTurns writes them again.
+    this.search?.dropCached(userId);
   }
 }
 
@@ -285,14 +290,15 @@ export interface CosmosStores extends Stores {
 /** The Cosmos DB store ports over the containers of `COSMOS_CONTAINERS` (the change feed is the platform's trigger). */
 export function cosmosStores(database: Database, options: CosmosStoresOptions = {}): CosmosStores {
   const container = (spec: { name: string }) => database.container(spec.name);
+  const search = new CosmosSearchIndex(container(COSMOS_CONTAINERS.interactions));
   return {
     events: new CosmosEventStore(container(COSMOS_CONTAINERS.events), options),
     sessions: new CosmosSessionStore(container(COSMOS_CONTAINERS.sessions)),
     interactions: new CosmosInteractionStore(container(COSMOS_CONTAINERS.interactions)),
-    search: new CosmosSearchIndex(container(COSMOS_CONTAINERS.interactions)),
+    search,
     insights: new CosmosInsightStore(container(COSMOS_CONTAINERS.insights), { retention: options.retention, sessions: container(COSMOS_CONTAINERS.sessions) }),
     directory: new CosmosSessionDirectory(container(COSMOS_CONTAINERS.sessions)),
-    projections: new CosmosProjections([container(COSMOS_CONTAINERS.sessions), container(COSMOS_CONTAINERS.interactions)]),
+    projections: new CosmosProjections([container(COSMOS_CONTAINERS.sessions), container(COSMOS_CONTAINERS.interactions)], search),
     close: async () => {
       if (options.ownsClient) database.client.dispose();
     },

@@ -4,6 +4,8 @@ import {
   buildFullTextQuery,
   buildHybridQuery,
   buildSpeakersQuery,
+  speakerDocument,
+  SPEAKERS_CACHE_MS,
   buildVectorQuery,
   CosmosSearchIndex,
   INDEX_CONCURRENCY,
@@ -44,9 +46,10 @@ const termParams = ['caroline', 'go', 'lgbtq', 'support', 'group'].map((value, i
 const TERMS = '@t0, @t1, @t2, @t3, @t4';
 
 /** A container double: records every query and upsert, answers queries with canned rows. */
-function fakeContainer(rows: unknown[] = [], upsert: (doc: unknown) => Promise<unknown> = async () => ({})) {
+function fakeContainer(rows: unknown[] = [], upsert: (doc: unknown) => Promise<unknown> = async () => ({}), create: (doc: unknown) => Promise<unknown> = async () => ({})) {
   const queries: { spec: SqlQuerySpec; options: FeedOptions | undefined }[] = [];
   const upserts: unknown[] = [];
+  const creates: unknown[] = [];
   const container = {
     items: {
       query: (spec: SqlQuerySpec, options?: FeedOptions) => {
@@ -57,9 +60,13 @@ function fakeContainer(rows: unknown[] = [], upsert: (doc: unknown) => Promise<u
         upserts.push(doc);
         return upsert(doc);
       },
+      create: async (doc: unknown) => {
+        creates.push(doc);
+        return create(doc);
+      },
     },
   };
-  return { container: container as unknown as Container, queries, upserts };
+  return { container: container as unknown as Container, queries, upserts, creates };
 }
 
 describe('searchTerms', () => {
@@ -88,9 +95,9 @@ describe('searchTerms', () => {
 });
 
 describe('Cosmos search queries', () => {
-  it("the user's speakers: distinct speaker values of their turn documents, in the user partition", () => {
+  it("the user's speakers: their speaker markers, not a DISTINCT over their turn documents", () => {
     expect(buildSpeakersQuery('u-1')).toEqual({
-      query: "SELECT DISTINCT VALUE c.speaker FROM c WHERE c.userId = @userId AND c.kind = 'turn'",
+      query: "SELECT VALUE c.speaker FROM c WHERE c.userId = @userId AND c.kind = 'speaker'",
       parameters: [{ name: '@userId', value: 'u-1' }],
     });
   });
@@ -374,6 +381,53 @@ describe('CosmosSearchIndex.indexTurns', () => {
     expect(peak).toBe(INDEX_CONCURRENCY);
     await new CosmosSearchIndex(container).indexTurns([]);
     expect(upserts).toHaveLength(30);
+  });
+
+  it("writes a speaker's marker once, before the turns; a marker written elsewhere (409) is fine, another failure rejects", async () => {
+    const { container, upserts, creates } = fakeContainer([], async () => ({}), async (doc) => {
+      if ((doc as { speaker: string }).speaker === 'Melanie') throw Object.assign(new Error('Conflict'), { code: 409 });
+      return {};
+    });
+    const index = new CosmosSearchIndex(container);
+    await index.indexTurns([turn(1), turn(2, { speaker: 'Melanie' }), turn(3), turn(4, { userId: 'u-2' })]);
+    expect(creates).toEqual([speakerDocument('u-1', 'Caroline'), speakerDocument('u-1', 'Melanie'), speakerDocument('u-2', 'Caroline')]);
+    expect(upserts).toHaveLength(4);
+    await index.indexTurns([turn(5), turn(6, { speaker: 'Melanie' })]);
+    expect(creates).toHaveLength(3);
+    expect(speakerDocument('u-1', 'Caroline')).toEqual({ id: speakerDocument('u-9', 'Caroline').id, kind: 'speaker', schemaVersion: 1, userId: 'u-1', speaker: 'Caroline' });
+    expect(speakerDocument('u-1', 'a/b?#c').id).toMatch(/^speaker:[0-9a-f]{64}$/);
+
+    const failing = fakeContainer([], async () => ({}), async () => Promise.reject(Object.assign(new Error('Request rate is large'), { code: 429 })));
+    await expect(new CosmosSearchIndex(failing.container).indexTurns([turn(1)])).rejects.toThrow('Request rate is large');
+    expect(failing.upserts).toEqual([]);
+  });
+
+  it("keeps a user's speakers for SPEAKERS_CACHE_MS: a new speaker indexed here or a dropped user reads them again", async () => {
+    let now = 0;
+    const { container, queries, creates } = fakeContainer(['Melanie', 'Caroline']);
+    const index = new CosmosSearchIndex(container, { now: () => now });
+    expect(await index.speakers('u-1')).toEqual(['Caroline', 'Melanie']);
+    expect(await index.speakers('u-1')).toEqual(['Caroline', 'Melanie']);
+    expect(queries).toEqual([{ spec: buildSpeakersQuery('u-1'), options: { partitionKey: 'u-1' } }]);
+    await index.speakers('u-2');
+    expect(queries).toHaveLength(2);
+
+    await index.indexTurns([turn(1)]); // a new speaker marker for u-1
+    await index.speakers('u-1');
+    expect(queries).toHaveLength(3);
+    await index.indexTurns([turn(2)]); // known: no marker, the list stays
+    await index.speakers('u-1');
+    expect(queries).toHaveLength(3);
+
+    now += SPEAKERS_CACHE_MS;
+    await index.speakers('u-1');
+    expect(queries).toHaveLength(4);
+
+    index.dropCached('u-1'); // a rebuild deleted the markers: the next indexTurns writes them again
+    await index.indexTurns([turn(3)]);
+    expect(creates).toHaveLength(2);
+    await index.speakers('u-1');
+    expect(queries).toHaveLength(5);
   });
 
   it('rejects when an upsert fails, so the projection is retried', async () => {
