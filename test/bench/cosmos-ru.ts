@@ -26,6 +26,7 @@ import type { SqlParameter } from '@azure/cosmos';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { COSMOS_CONTAINERS, type CosmosContainerSpec } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
+import { float32Vector as storedVector } from '../../shared/adapters/cosmos/vectors.js';
 import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { CosmosSlotStore } from '../../shared/adapters/cosmos/slots.js';
 import { LocalChatModel } from '../../shared/adapters/local-models/local-chat.js';
@@ -172,7 +173,7 @@ interface Call extends Omit<CosmosRequest, 'kind' | 'writes'> {
 
 function kindOf(container: string, doc: Record<string, unknown>): DocKind {
   if (container === 'events') return 'event';
-  if (container === 'interactions') return doc.kind === 'turn' ? 'turn-index' : 'interaction';
+  if (container === 'interactions') return doc.kind === 'turn' ? 'turn-index' : doc.kind === undefined ? 'interaction' : 'other'; // 'other': speaker markers
   if (container === 'sessions') return typeof doc.endedAt === 'string' && Array.isArray(doc.summaryVector) ? 'ended-session' : 'session';
   if (container === 'insights') return doc.id === 'profile' ? 'other' : 'insight';
   return 'other';
@@ -432,10 +433,10 @@ function report(rows: Row[], sizes: ReadonlyMap<DocKind, number[]>) {
     if (r.high > 0.05) line(`  ${container.padEnd(12)} ${ru(r).padStart(12)} RU  (${ru({ low: 100 * r.low, high: 100 * r.high })} RU/s at 100 appends/s)`);
   }
   const vector = float32Vector('a sample text', DIMENSIONS);
-  const shortest = vector.map((x) => Number(x.toPrecision(9)));
+  const written = storedVector(vector);
   line();
   line(`A ${DIMENSIONS}-d vector serialises to ${kb(bytesOf(vector))} as the SDK decodes float32 (${(bytesOf(vector) / DIMENSIONS).toFixed(1)} bytes a component);`);
-  line(`${kb(bytesOf(shortest))} at 9 significant digits, which round-trip float32 exactly.`);
+  line(`the adapters write it as ${kb(bytesOf(written))} (${(bytesOf(written) / DIMENSIONS).toFixed(1)} bytes a component: the shortest decimals that round-trip float32).`);
   console.log(out.join('\n'));
 }
 
