@@ -49,7 +49,11 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last week")
   // are the asker's, so read from now (reading them from the user's latest turn measured worse: README, Fact search).
   const period = periodNamedIn(body.query, deps.clock.now());
-  const [turnLists, windowLists, artifacts, { insights, summaries }] = await searches;
+  const [rankedTurns, rankedWindows, artifacts, { insights, summaries }] = await searches;
+  // A hit ranked without what it shows (a vector list on Cosmos, search snapshots) takes it from another list's hit of
+  // the same row, if one has it: only the rest is read, below.
+  const turnLists = withShown(rankedTurns, turnFactId);
+  const windowLists = withShown(rankedWindows, (h) => h.id);
 
   const lists = <H, C>(found: readonly H[][], rankings: readonly Ranking[], candidate: (hit: H) => C): RankedList<C>[] =>
     found.map((hits, i) => ({ ranking: rankings[i]!, items: hits.map(candidate) }));
@@ -109,6 +113,13 @@ async function packShown(
     if (result.facts.length >= limits.topK || next[next.length - 1]!.score / (shown[0]?.score ?? 1) < limits.minScore) break;
   }
   return result;
+}
+
+function withShown<H extends TurnHit | WindowHit>(lists: readonly H[][], idOf: (hit: H) => string): H[][] {
+  const shown = new Map<string, H['shown']>();
+  for (const hits of lists) for (const h of hits) if (h.shown) shown.set(idOf(h), h.shown);
+  if (shown.size === 0) return [...lists];
+  return lists.map((hits) => hits.map((h) => (h.shown || !shown.has(idOf(h)) ? h : { ...h, shown: shown.get(idOf(h)) })));
 }
 
 /**

@@ -157,7 +157,7 @@ interface Ranked {
   doc: DocKind;
 }
 
-type DocKind = 'event' | 'turn-index' | 'interaction' | 'session' | 'ended-session' | 'insight' | 'other';
+type DocKind = 'event' | 'turn-index' | 'interaction' | 'interaction-vector' | 'session' | 'ended-session' | 'insight' | 'other';
 
 /** A recorded request with its estimate, or a modelled one the wire fake cannot show. */
 interface Call extends Omit<CosmosRequest, 'kind' | 'writes'> {
@@ -173,7 +173,7 @@ interface Call extends Omit<CosmosRequest, 'kind' | 'writes'> {
 
 function kindOf(container: string, doc: Record<string, unknown>): DocKind {
   if (container === 'events') return 'event';
-  if (container === 'interactions') return doc.kind === 'turn' ? 'turn-index' : doc.kind === undefined ? 'interaction' : 'other'; // 'other': speaker markers
+  if (container === 'interactions') return doc.kind === 'turn' ? 'turn-index' : doc.kind === 'interactionVector' ? 'interaction-vector' : doc.kind === undefined ? 'interaction' : 'other'; // 'other': speaker markers
   if (container === 'sessions') return typeof doc.endedAt === 'string' && Array.isArray(doc.summaryVector) ? 'ended-session' : 'session';
   if (container === 'insights') return doc.id === 'profile' ? 'other' : 'insight';
   return 'other';
@@ -185,7 +185,17 @@ function rankedOf(sql: string, parameters: readonly SqlParameter[], container: s
   const literal = /SELECT TOP (\d+)/.exec(sql)?.[1];
   const top = Number(literal ?? parameters.find((p) => p.name === '@limit')?.value);
   const doc: DocKind =
-    container === 'interactions' ? (sql.includes("c.kind = 'turn'") ? 'turn-index' : 'interaction') : container === 'sessions' ? 'ended-session' : container === 'insights' ? 'insight' : 'other';
+    container === 'interactions'
+      ? sql.includes("c.kind = 'turn'")
+        ? 'turn-index'
+        : sql.includes("c.kind = 'interactionVector'")
+          ? 'interaction-vector'
+          : 'interaction'
+      : container === 'sessions'
+        ? 'ended-session'
+        : container === 'insights'
+          ? 'insight'
+          : 'other';
   return { kind, top, doc };
 }
 
@@ -363,7 +373,7 @@ function established(call: Call, sizes: ReadonlyMap<DocKind, number[]>): Call {
     return { ...call, loaded, ru: { low: QUERY_OVERHEAD_RU, high: queryRu(loaded, undefined).low } };
   }
   const r = call.ranked!;
-  const available = r.doc === 'insight' ? ESTABLISHED.insights : r.doc === 'ended-session' ? ESTABLISHED.endedSessions : r.doc === 'interaction' ? Math.ceil(ESTABLISHED.turns / K) : ESTABLISHED.turns;
+  const available = r.doc === 'insight' ? ESTABLISHED.insights : r.doc === 'ended-session' ? ESTABLISHED.endedSessions : r.doc === 'interaction' || r.doc === 'interaction-vector' ? Math.ceil(ESTABLISHED.turns / K) : ESTABLISHED.turns;
   const loaded = Array.from({ length: Math.min(r.top, available) }, () => avg(sizes.get(r.doc)));
   return { ...call, loaded, ru: queryRu(loaded, { ...r, top: Math.min(r.top, available) }) };
 }
@@ -390,9 +400,9 @@ function report(rows: Row[], sizes: ReadonlyMap<DocKind, number[]>) {
   line(`One DiskANN vector written adds ${ru(v)} RU; a query pays ${QUERY_OVERHEAD_RU} RU + loading each document it reads.`);
   line();
   line('Document sizes written (JSON, average):');
-  for (const kind of ['event', 'turn-index', 'interaction', 'session', 'ended-session', 'insight'] as const) {
+  for (const kind of ['event', 'turn-index', 'interaction', 'interaction-vector', 'session', 'ended-session', 'insight'] as const) {
     const written = sizes.get(kind);
-    if (written) line(`  ${kind.padEnd(14)} ${kb(avg(written)).padStart(9)}  (${written.length} written)`);
+    if (written) line(`  ${kind.padEnd(18)} ${kb(avg(written)).padStart(9)}  (${written.length} written)`);
   }
   line();
   if (MARKDOWN) {

@@ -7,6 +7,7 @@ import { searchFacts } from '../../shared/application/search-facts.js';
 import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import { FactSearchBody } from '../../shared/contracts/facts.js';
 import type { InsightDocument } from '../../shared/contracts/insights.js';
+import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import { newSession } from '../../shared/domain/session.js';
 import { openRecordedCosmos } from '../support/cosmos-requests.js';
 
@@ -123,5 +124,53 @@ describe('Cosmos request recorder (wire fake)', () => {
       expect(r.parameters?.some((p) => p.name === '@vector')).toBe(/VectorDistance\(/.test(r.query ?? ''));
     }
     expect(queries(first).filter((q) => /VectorDistance\(/.test(q))).toHaveLength(5); // turns, interactions (content, summary), insights, summaries
+  });
+
+  it('ranks interactions by vector on their vector documents, and reads what the returned facts show afterwards, for them only', async () => {
+    const stores = cosmosStores(opened.database);
+    const userId = 'window-user';
+    const at = '2026-01-05T10:00:00.000Z';
+    const window = (n: number): InteractionDocument => ({
+      schemaVersion: SCHEMA_VERSION,
+      id: `s1:${String(n).padStart(10, '0')}`,
+      userId,
+      sessionId: 's1',
+      agentIds: ['advisor'],
+      turnIds: [`t${n}`, `t${n + 1}`],
+      seqRange: [n, n + 1],
+      startedAt: at,
+      endedAt: at,
+      content: `user: pension ${n}`,
+      summary: `window ${n} on the pension`,
+      topics: [],
+      entities: [],
+      embeddingModel: 'm',
+      contentVector: [1, 0, n],
+      summaryVector: [0, 1, n],
+      createdAt: at,
+    });
+    const windows = [1, 3, 5, 7, 9, 11, 13, 15].map(window);
+    await stores.interactions.upsert(windows);
+    expect(await stores.interactions.listBySession({ userId, sessionId: 's1' })).toEqual(windows);
+    const deps = {
+      ...stores,
+      embedder: { model: 'm', dimensions: 3, embed: async (texts: string[]) => texts.map(() => [1, 0, 0]) },
+      memory: { topKFacts: 5 },
+      clock: { now: () => new Date(at) },
+    } as unknown as Parameters<typeof searchFacts>[0];
+
+    let result: Awaited<ReturnType<typeof searchFacts>> | undefined;
+    const requests = await opened.recorder.record(async () => {
+      result = await searchFacts(deps, userId, FactSearchBody.parse({ query: 'pension', sources: ['interactions'], retrievers: ['vector'], topK: 3 }));
+    });
+
+    expect(result!.facts).toHaveLength(3);
+    for (const fact of result!.facts) expect(fact.text).toBe(windows.find((w) => w.id === fact.id)!.summary);
+    const ranked = requests.filter((r) => /VectorDistance\(/.test(r.query ?? ''));
+    expect(ranked).toHaveLength(2); // content and summary vectors
+    for (const r of ranked) expect(Math.max(...r.loaded!)).toBeLessThan(1024); // vector documents: no text, one vector
+    const shown = requests.filter((r) => (r.query ?? '').startsWith('SELECT c.id, c.turnIds, c.summary'));
+    expect(shown).toHaveLength(1);
+    expect(shown[0]!.parameters!.find((p) => p.name === '@ids')!.value).toHaveLength(3);
   });
 });

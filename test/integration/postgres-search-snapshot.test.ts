@@ -223,6 +223,44 @@ describe('in-process search snapshots (PGlite)', () => {
     await db.close();
   }, 60_000);
 
+  it('give fact search the same answer when only some lists carry what their facts show (Cosmos: the vector lists of interactions)', async () => {
+    const { db, sql, vector } = await corpus(['u'], 120);
+    const shownPerRead: number[] = [];
+    const mixed: SearchIndex = {
+      indexTurns: (turns) => sql.indexTurns(turns),
+      speakers: (userId) => sql.speakers(userId),
+      turns: (query, retriever) => sql.turns(query, retriever),
+      interactions: async (query, retriever) => {
+        const hits = await sql.interactions(query, retriever);
+        return retriever === 'fulltext' ? hits : hits.map(({ shown: _shown, ...hit }) => hit);
+      },
+      show: (userId, hits) => {
+        shownPerRead.push(hits.interactions.length);
+        return sql.show(userId, hits);
+      },
+    };
+    const queryVector = vector();
+    const deps = (search: SearchIndex) => ({
+      search,
+      embedder: { model: MODEL, dimensions: DIMS, embed: async (texts: readonly string[]) => texts.map(() => queryVector) },
+      memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 },
+      clock: { now: () => new Date(at(200)) },
+    });
+    const bodies = [
+      ...QUERIES.map((query) => ({ query, topK: 8 })),
+      { query: 'dogs hiking camp', topK: 5, sessionId: 's2' },
+      { query: 'painting at the lake', topK: 5, maxTokens: 100 },
+      { query: 'guitar music school teacher career', topK: 10, sources: ['interactions'] as const, retrievers: ['vector'] as const },
+    ];
+    for (const body of bodies) {
+      shownPerRead.length = 0;
+      const expected = await searchFacts(deps(sql), 'u', FactSearchBody.parse(body));
+      expect(await searchFacts(deps(mixed), 'u', FactSearchBody.parse(body)), body.query).toEqual(expected);
+      expect(shownPerRead.every((n) => n <= 2 * body.topK)).toBe(true);
+    }
+    await db.close();
+  }, 60_000);
+
   it('are built at start for the most recently written users, within the row limit', async () => {
     const { db, write } = await corpus(['old', 'mid'], 40);
     await write('new', 0, 40);

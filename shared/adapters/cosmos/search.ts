@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Retriever } from '../../contracts/facts.js';
 import { SCHEMA_VERSION } from '../../contracts/events.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
+import type { InteractionDocument } from '../../contracts/interactions.js';
 import { padSeq } from '../../domain/chunking.js';
 import { MemoryError } from '../../domain/errors.js';
 import { float32Vector } from './vectors.js';
@@ -15,7 +16,13 @@ import { statusOf } from './containers.js';
  * - interactions, written by `CosmosInteractionStore`, with no `kind` property;
  * - one searchable document per turn (`kind: 'turn'`), written by `indexTurns`. Its text is stored in `content` and its
  *   embedding in `contentVector`, so the container's existing full-text path `/content` and vector path
- *   `/contentVector` (cosine, DiskANN) cover turns and interactions alike.
+ *   `/contentVector` (cosine, DiskANN) cover turns and interactions alike;
+ * - each interaction's two vectors, one small document each (`kind: 'interactionVector'`, `interactionVectorDocuments`),
+ *   beside the interaction written without them: a ranked list loads its documents whole, whatever it projects, so
+ *   the BM25 list of interactions loads no vector and each vector list loads one vector, not two. Their hits carry
+ *   what ranking needs; `show` reads what a fact shows for the facts returned only. (An interaction written before
+ *   the split, its vectors inside, still ranks by vector until a rebuild rewrites it.)
+ * - speaker markers (`kind: 'speaker'`, `speakerDocument`).
  *
  * Every query stays in the user's logical partition (`partitionKey` option plus `c.userId = @userId`). The scoring
  * functions (`VectorDistance`, `FullTextScore`, `RRF`) only run on real Cosmos DB, not on the wire fake used in tests,
@@ -107,6 +114,24 @@ const SHAPES = {
   },
 } as const satisfies Record<Granularity, FilterShape & { select: string }>;
 
+/**
+ * An interaction's vector documents, ranked by one of the two vectors (the base condition is the path's, see
+ * `interactionVectorBase`): what ranking needs and the interaction's filter fields, no text. `id` is selected for an
+ * interaction written before the split (its vectors inside, no `interactionId`).
+ */
+const INTERACTION_VECTOR = {
+  select: 'c.id, c.interactionId, c.sessionId, c.seqRange, c.agentIds, c.startedAt',
+  session: SHAPES.interaction.session,
+  agent: SHAPES.interaction.agent,
+  time: SHAPES.interaction.time,
+} as const;
+
+/** The path's vector documents, or an interaction from before the split that holds the vector itself. */
+const interactionVectorBase = (path: VectorPath) => `((c.kind = '${INTERACTION_VECTOR_KIND}' AND c.vectorPath = '${path}') OR (NOT IS_DEFINED(c.kind) AND IS_DEFINED(c.${path})))`;
+
+export const INTERACTION_VECTOR_KIND = 'interactionVector';
+export const INTERACTION_VECTOR_PATHS = ['contentVector', 'summaryVector'] as const satisfies readonly VectorPath[];
+
 /** Times are stored as `toISOString()` strings (UTC, milliseconds), so a filter bound is normalised the same way and compared as a string. */
 export function isoBound(name: 'from' | 'to', value: string): string {
   const time = new Date(value);
@@ -165,10 +190,11 @@ export function buildVectorQuery(query: SearchQuery, granularity: Granularity, p
   if (!query.vector) return null;
   if (granularity === 'turn' && path !== 'contentVector') throw new RangeError('Turn documents only have a contentVector');
   const parameters: SqlParameter[] = [];
-  const filter = filterClause(query, SHAPES[granularity], parameters, ['c.embeddingModel = @model']);
+  const shape = granularity === 'turn' ? SHAPES.turn : { ...INTERACTION_VECTOR, base: [interactionVectorBase(path)] };
+  const filter = filterClause(query, shape, parameters, ['c.embeddingModel = @model']);
   parameters.push({ name: '@model', value: query.vector.model }, { name: '@vector', value: float32Vector(query.vector.values) }, { name: '@limit', value: checkLimit(query.limit) });
   return {
-    query: `SELECT TOP @limit ${SHAPES[granularity].select} FROM c ${filter} ORDER BY VectorDistance(c.${path}, @vector)`,
+    query: `SELECT TOP @limit ${shape.select} FROM c ${filter} ORDER BY VectorDistance(c.${path}, @vector)`,
     parameters,
   };
 }
@@ -231,8 +257,9 @@ export function buildHybridQuery(
   terms = searchTerms(query.text),
 ): SqlQuerySpec | null {
   const path = options.vectorPath ?? 'contentVector';
+  if (granularity === 'interaction') throw new RangeError('An interaction and its vectors are separate documents: no one document to rank by both');
   if (!query.vector || terms.length === 0) return buildVectorQuery(query, granularity, path);
-  if (granularity === 'turn' && path !== 'contentVector') throw new RangeError('Turn documents only have a contentVector');
+  if (path !== 'contentVector') throw new RangeError('Turn documents only have a contentVector');
   const limit = checkLimit(query.limit);
   const weights = options.weights;
   if (weights && !weights.every((w) => Number.isFinite(w) && w >= 0)) throw new RangeError(`RRF weights must be finite and non-negative, got ${weights.join(', ')}`);
@@ -270,6 +297,32 @@ export function turnDocument(turn: IndexedTurn) {
   };
 }
 
+/** An interaction as written to `interactions`: without its vectors, which go to `interactionVectorDocuments`. */
+export function interactionDocument(doc: InteractionDocument) {
+  const written: Partial<InteractionDocument> & { fromSeq: number } = { ...doc, fromSeq: doc.seqRange[0] };
+  delete written.contentVector;
+  delete written.summaryVector;
+  return written as Omit<InteractionDocument, 'contentVector' | 'summaryVector'> & { fromSeq: number };
+}
+
+/** One document per vector of the interaction (`<interaction id>:<path>`): the vector and the fields its ranking and filters read. */
+export function interactionVectorDocuments(doc: InteractionDocument) {
+  return INTERACTION_VECTOR_PATHS.map((path) => ({
+    id: `${doc.id}:${path}`,
+    kind: INTERACTION_VECTOR_KIND,
+    schemaVersion: SCHEMA_VERSION,
+    userId: doc.userId,
+    sessionId: doc.sessionId,
+    interactionId: doc.id,
+    vectorPath: path,
+    seqRange: doc.seqRange,
+    agentIds: doc.agentIds,
+    startedAt: doc.startedAt,
+    embeddingModel: doc.embeddingModel,
+    [path]: float32Vector(doc[path]),
+  }));
+}
+
 const TurnRow = z.object({
   sessionId: z.string(),
   seq: z.number().int(),
@@ -303,6 +356,34 @@ export function toTurnHit(row: unknown): TurnHit {
     timestamp: r.timestamp,
     ...(r.refersFrom && r.refersTo && { refers: { from: r.refersFrom, to: r.refersTo } }),
     shown: { turnId: r.turnId, text: r.text },
+  };
+}
+
+const WindowVectorRow = z.object({
+  id: z.string(),
+  interactionId: z.string().nullish(),
+  sessionId: z.string(),
+  seqRange: z.tuple([z.number().int(), z.number().int()]),
+  agentIds: z.array(z.string()),
+  startedAt: z.string(),
+});
+
+const ShownRow = z.object({ id: z.string(), turnIds: z.array(z.string()), summary: z.string() });
+
+/** A vector list's row: the hit without what it shows (read by `show` for the facts returned). */
+export function toWindowVectorHit(row: unknown): WindowHit {
+  const r = WindowVectorRow.parse(row);
+  return { kind: 'interaction', id: r.interactionId ?? r.id, sessionId: r.sessionId, seqRange: r.seqRange, agentIds: r.agentIds, timestamp: r.startedAt };
+}
+
+/** What the given interactions' facts show, in the user's partition (interactions only, whatever their ids). */
+export function buildShownQuery(userId: string, ids: readonly string[]): SqlQuerySpec {
+  return {
+    query: 'SELECT c.id, c.turnIds, c.summary FROM c WHERE c.userId = @userId AND NOT IS_DEFINED(c.kind) AND ARRAY_CONTAINS(@ids, c.id)',
+    parameters: [
+      { name: '@userId', value: userId },
+      { name: '@ids', value: [...ids] },
+    ],
   };
 }
 
@@ -428,12 +509,24 @@ export class CosmosSearchIndex implements SearchIndex {
       retriever === 'fulltext'
         ? buildFullTextQuery(query, 'interaction')
         : buildVectorQuery(query, 'interaction', retriever === 'vector' ? 'contentVector' : 'summaryVector');
-    return spec ? (await this.run(query.userId, spec)).map(toWindowHit) : [];
+    return spec ? (await this.run(query.userId, spec)).map(retriever === 'fulltext' ? toWindowHit : toWindowVectorHit) : [];
   }
 
-  /** The hits are read whole (each query selects what a fact shows), so there is nothing more to read. */
-  async show(_userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }> {
-    return { turns: hits.turns.filter((h) => h.shown), interactions: hits.interactions.filter((h) => h.shown) };
+  /**
+   * Turn hits and BM25 interaction hits come with what they show; an interaction ranked by a vector is read here, one
+   * query for all of them. One gone meanwhile (forgotten, rebuilt) is left out.
+   */
+  async show(userId: string, hits: { turns: readonly TurnHit[]; interactions: readonly WindowHit[] }): Promise<{ turns: TurnHit[]; interactions: WindowHit[] }> {
+    const unshown = [...new Set(hits.interactions.filter((h) => !h.shown).map((h) => h.id))];
+    const read = unshown.length === 0 ? [] : (await this.run(userId, buildShownQuery(userId, unshown))).map((r) => ShownRow.parse(r));
+    const shown = new Map(read.map((r) => [r.id, { turnIds: r.turnIds, summary: r.summary }]));
+    return {
+      turns: hits.turns.filter((h) => h.shown),
+      interactions: hits.interactions.flatMap((h) => {
+        const found = h.shown ?? shown.get(h.id);
+        return found ? [{ ...h, shown: found }] : [];
+      }),
+    };
   }
 
   private async run(userId: string, spec: SqlQuerySpec): Promise<unknown[]> {

@@ -6,7 +6,7 @@ import { SessionDocument } from '../../contracts/sessions.js';
 import { conflict, MemoryError, sessionEnded } from '../../domain/errors.js';
 import type { AppendOutcome, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import { COSMOS_CONTAINERS, statusOf } from './containers.js';
-import { CosmosSearchIndex } from './search.js';
+import { CosmosSearchIndex, INTERACTION_VECTOR_KIND, interactionDocument, interactionVectorDocuments } from './search.js';
 import { withFloat32Vectors } from './vectors.js';
 import { CosmosInsightStore, CosmosSessionDirectory } from './insights.js';
 import type { RetentionPolicy } from '../../domain/retention.js';
@@ -242,19 +242,32 @@ export class CosmosSessionStore implements SessionStore {
 export class CosmosInteractionStore implements InteractionStore {
   constructor(private readonly container: Container) {}
 
+  /** Each interaction and its vector documents (see `search.ts`): the vectors first, so a listed interaction has them. */
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
-    await Promise.all(docs.map((doc) => this.container.items.upsert(withFloat32Vectors({ ...doc, fromSeq: doc.seqRange[0] }, COSMOS_CONTAINERS.interactions))));
+    await Promise.all(docs.flatMap((doc) => interactionVectorDocuments(doc).map((v) => this.container.items.upsert(v))));
+    await Promise.all(docs.map((doc) => this.container.items.upsert(interactionDocument(doc))));
   }
 
   async listBySession(key: SessionKey): Promise<InteractionDocument[]> {
-    const rows = await query<unknown>(
-      this.container,
-      key.userId,
-      'SELECT * FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND NOT IS_DEFINED(c.kind) ORDER BY c.fromSeq ASC',
-      sessionParams(key),
+    const [rows, vectors] = await Promise.all([
+      query<Record<string, unknown>>(
+        this.container,
+        key.userId,
+        'SELECT * FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND NOT IS_DEFINED(c.kind) ORDER BY c.fromSeq ASC',
+        sessionParams(key),
+      ),
+      query<Record<string, unknown> & { interactionId: string; vectorPath: string }>(
+        this.container,
+        key.userId,
+        `SELECT * FROM c WHERE c.userId = @userId AND c.sessionId = @sessionId AND c.kind = '${INTERACTION_VECTOR_KIND}'`,
+        sessionParams(key),
+      ),
+    ]);
+    const vectorOf = new Map(vectors.map((v) => [`${v.interactionId}|${v.vectorPath}`, v[v.vectorPath]]));
+    // An interaction written before the split holds its vectors itself. The parse drops `fromSeq` and Cosmos's system properties.
+    return rows.map((r) =>
+      InteractionDocument.parse({ ...r, contentVector: vectorOf.get(`${String(r.id)}|contentVector`) ?? r.contentVector, summaryVector: vectorOf.get(`${String(r.id)}|summaryVector`) ?? r.summaryVector }),
     );
-    // The parse drops `fromSeq` and Cosmos's system properties.
-    return rows.map((r) => InteractionDocument.parse(r));
   }
 }
 

@@ -4,6 +4,9 @@ import {
   buildFullTextQuery,
   buildHybridQuery,
   buildSpeakersQuery,
+  buildShownQuery,
+  interactionDocument,
+  interactionVectorDocuments,
   speakerDocument,
   SPEAKERS_CACHE_MS,
   buildVectorQuery,
@@ -13,6 +16,7 @@ import {
   searchTerms,
   turnDocument,
 } from '../../../../shared/adapters/cosmos/search.js';
+import { float32Component } from '../../../../shared/adapters/cosmos/vectors.js';
 import type { IndexedTurn, SearchQuery } from '../../../../shared/application/search-ports.js';
 import { MemoryError } from '../../../../shared/domain/errors.js';
 
@@ -22,7 +26,7 @@ import { MemoryError } from '../../../../shared/domain/errors.js';
 const TURN_SELECT = 'SELECT TOP 10 c.sessionId, c.seq, c.turnId, c.agentId, c.speaker, c.text, c.timestamp, c.refersFrom, c.refersTo FROM c';
 const WINDOW_SELECT = 'SELECT TOP 10 c.id, c.sessionId, c.seqRange, c.turnIds, c.agentIds, c.summary, c.startedAt FROM c';
 const TURN_SELECT_PARAM = TURN_SELECT.replace('TOP 10', 'TOP @limit');
-const WINDOW_SELECT_PARAM = WINDOW_SELECT.replace('TOP 10', 'TOP @limit');
+const WINDOW_VECTOR_SELECT = 'SELECT TOP @limit c.id, c.interactionId, c.sessionId, c.seqRange, c.agentIds, c.startedAt FROM c';
 
 const vector = { model: 'use-lite-512', values: [0.1, -0.2, 0.3] };
 
@@ -147,10 +151,11 @@ describe('Cosmos search queries', () => {
     });
   });
 
-  it('interactions by content and summary vectors: windows only (no kind), agents by ARRAY_CONTAINS, time by startedAt', () => {
+  it('interactions by content and summary vectors: the path\u2019s vector documents (or an interaction holding the vector), no text selected, agents by ARRAY_CONTAINS, time by startedAt', () => {
     for (const path of ['contentVector', 'summaryVector'] as const) {
+      const base = `((c.kind = 'interactionVector' AND c.vectorPath = '${path}') OR (NOT IS_DEFINED(c.kind) AND IS_DEFINED(c.${path})))`;
       expect(buildVectorQuery(query(), 'interaction', path)).toEqual({
-        query: `${WINDOW_SELECT_PARAM} WHERE c.userId = @userId AND NOT IS_DEFINED(c.kind) AND c.embeddingModel = @model ORDER BY VectorDistance(c.${path}, @vector)`,
+        query: `${WINDOW_VECTOR_SELECT} WHERE c.userId = @userId AND ${base} AND c.embeddingModel = @model ORDER BY VectorDistance(c.${path}, @vector)`,
         parameters: [
           { name: '@userId', value: 'u-1' },
           { name: '@model', value: 'use-lite-512' },
@@ -159,7 +164,7 @@ describe('Cosmos search queries', () => {
         ],
       });
       expect(buildVectorQuery(query({ filters: allFilters }), 'interaction', path)?.query).toBe(
-        `${WINDOW_SELECT_PARAM} WHERE c.userId = @userId AND NOT IS_DEFINED(c.kind) AND c.embeddingModel = @model` +
+        `${WINDOW_VECTOR_SELECT} WHERE c.userId = @userId AND ${base} AND c.embeddingModel = @model` +
           ' AND c.sessionId = @sessionId AND ARRAY_CONTAINS(c.agentIds, @agentId) AND c.startedAt >= @from AND c.startedAt <= @to' +
           ` ORDER BY VectorDistance(c.${path}, @vector)`,
       );
@@ -231,21 +236,9 @@ describe('buildHybridQuery', () => {
     });
   });
 
-  it('takes the summary vector of windows, filters and literal weights', () => {
-    expect(buildHybridQuery(query({ filters: { sessionId: 's-7' } }), 'interaction', { vectorPath: 'summaryVector', weights: [2, 1] })).toEqual({
-      query:
-        `${WINDOW_SELECT} WHERE c.userId = @userId AND NOT IS_DEFINED(c.kind) AND c.embeddingModel = @model AND c.sessionId = @sessionId` +
-        ` ORDER BY RANK RRF(VectorDistance(c.summaryVector, @vector), FullTextScore(c.content, ${TERMS}), [2, 1])`,
-      parameters: [
-        { name: '@userId', value: 'u-1' },
-        { name: '@sessionId', value: 's-7' },
-        { name: '@model', value: 'use-lite-512' },
-        { name: '@vector', value: [0.1, -0.2, 0.3] },
-        ...termParams,
-      ],
-    });
-    expect(() => buildHybridQuery(query(), 'turn', { weights: [1, Number.POSITIVE_INFINITY] })).toThrow(RangeError);
-    expect(() => buildHybridQuery(query(), 'turn', { weights: [-1, 1] })).toThrow(RangeError);
+  it('ranks turns only: an interaction and its vectors are separate documents', () => {
+    expect(() => buildHybridQuery(query(), 'interaction', { vectorPath: 'summaryVector', weights: [2, 1] })).toThrow(RangeError);
+    expect(() => buildHybridQuery(query(), 'turn', { vectorPath: 'summaryVector' })).toThrow(RangeError);
   });
 
   it('is the vector query without search terms, and nothing without a vector', () => {
@@ -294,20 +287,73 @@ describe('CosmosSearchIndex', () => {
     }
   });
 
-  it('runs each window retriever against its vector or the text, and maps the rows to window hits', async () => {
-    const expected = [
-      { kind: 'interaction', id: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], agentIds: ['travel-agent'], timestamp: '2023-05-08T13:50:00.000Z', shown: { turnIds: ['D1:1', 'D1:2', 'D1:3', 'D1:4'], summary: 'Support group' } },
-    ];
+  it('runs each window retriever against its vector or the text, and maps the rows to window hits (a vector hit without what it shows)', async () => {
+    const hit = { kind: 'interaction', id: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], agentIds: ['travel-agent'], timestamp: '2023-05-08T13:50:00.000Z' };
+    const shown = { turnIds: ['D1:1', 'D1:2', 'D1:3', 'D1:4'], summary: 'Support group' };
+    const vectorRows = [{ id: 's-1:0000000001:contentVector', interactionId: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], agentIds: ['travel-agent'], startedAt: '2023-05-08T13:50:00.000Z' }];
     const cases = [
-      ['vector', buildVectorQuery(query(), 'interaction', 'contentVector')],
-      ['summaryVector', buildVectorQuery(query(), 'interaction', 'summaryVector')],
-      ['fulltext', buildFullTextQuery(query(), 'interaction')],
+      ['vector', buildVectorQuery(query(), 'interaction', 'contentVector'), vectorRows, hit],
+      ['summaryVector', buildVectorQuery(query(), 'interaction', 'summaryVector'), windowRows, hit], // an interaction from before the split
+      ['fulltext', buildFullTextQuery(query(), 'interaction'), windowRows, { ...hit, shown }],
     ] as const;
-    for (const [retriever, spec] of cases) {
-      const { container, queries } = fakeContainer(windowRows);
-      expect(await new CosmosSearchIndex(container).interactions(query(), retriever)).toEqual(expected);
+    for (const [retriever, spec, rows, expected] of cases) {
+      const { container, queries } = fakeContainer([...rows]);
+      expect(await new CosmosSearchIndex(container).interactions(query(), retriever)).toEqual([expected]);
       expect(queries).toEqual([{ spec, options: { partitionKey: 'u-1' } }]);
     }
+  });
+
+  it('show reads what the vector-ranked interactions show in one query, keeps the order, and leaves out one gone meanwhile', async () => {
+    const hit = (id: string, seq: number) => ({ kind: 'interaction' as const, id, sessionId: 's-1', seqRange: [seq, seq + 3] as [number, number], agentIds: [], timestamp: '2023-05-08T13:50:00.000Z' });
+    const turn = { kind: 'turn' as const, sessionId: 's-1', seq: 1, speaker: 'user', timestamp: '2023-05-08T13:50:00.000Z', shown: { turnId: 't1', text: 'user: hi' } };
+    const { container, queries } = fakeContainer([
+      { id: 'w5', turnIds: ['t5'], summary: 'five' },
+      { id: 'w1', turnIds: ['t1'], summary: 'one' },
+    ]);
+    const index = new CosmosSearchIndex(container);
+    const read = await index.show('u-1', { turns: [turn], interactions: [hit('w1', 1), { ...hit('w9', 9), shown: { turnIds: ['t9'], summary: 'nine' } }, hit('gone', 13), hit('w5', 5), hit('w1', 1)] });
+    expect(read.turns).toEqual([turn]);
+    expect(read.interactions.map((h) => [h.id, h.shown?.summary])).toEqual([
+      ['w1', 'one'],
+      ['w9', 'nine'],
+      ['w5', 'five'],
+      ['w1', 'one'],
+    ]);
+    expect(queries).toEqual([{ spec: buildShownQuery('u-1', ['w1', 'gone', 'w5']), options: { partitionKey: 'u-1' } }]);
+    expect(buildShownQuery('u-1', ['w1']).query).toBe('SELECT c.id, c.turnIds, c.summary FROM c WHERE c.userId = @userId AND NOT IS_DEFINED(c.kind) AND ARRAY_CONTAINS(@ids, c.id)');
+    await index.show('u-1', { turns: [turn], interactions: [] });
+    expect(queries).toHaveLength(1);
+  });
+
+  it('writes an interaction without its vectors, and one small document per vector with the fields its ranking and filters read', () => {
+    const doc = {
+      schemaVersion: 1 as const,
+      id: 's-1:0000000001',
+      userId: 'u-1',
+      sessionId: 's-1',
+      agentIds: ['advisor'],
+      turnIds: ['t1', 't2'],
+      seqRange: [1, 2] as [number, number],
+      startedAt: '2026-01-05T10:00:00.000Z',
+      endedAt: '2026-01-05T10:01:00.000Z',
+      content: 'user: hi',
+      summary: 'greeting',
+      topics: [],
+      entities: [],
+      embeddingModel: 'm',
+      contentVector: [1 / 3, 0],
+      summaryVector: [0, 1],
+      createdAt: '2026-01-05T10:01:00.000Z',
+    };
+    const written = interactionDocument(doc);
+    expect(written).toEqual({ ...doc, contentVector: undefined, summaryVector: undefined, fromSeq: 1 });
+    expect(Object.keys(written)).not.toContain('contentVector');
+    expect(Object.keys(written)).not.toContain('summaryVector');
+    const common = { kind: 'interactionVector', schemaVersion: 1, userId: 'u-1', sessionId: 's-1', interactionId: doc.id, seqRange: [1, 2], agentIds: ['advisor'], startedAt: doc.startedAt, embeddingModel: 'm' };
+    expect(interactionVectorDocuments(doc)).toEqual([
+      { id: 's-1:0000000001:contentVector', ...common, vectorPath: 'contentVector', contentVector: [float32Component(1 / 3), 0] },
+      { id: 's-1:0000000001:summaryVector', ...common, vectorPath: 'summaryVector', summaryVector: [0, 1] },
+    ]);
   });
 
   it('returns nothing, without a round trip, when there is no vector, no search term or no room', async () => {
