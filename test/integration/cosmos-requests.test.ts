@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
@@ -172,5 +173,51 @@ describe('Cosmos request recorder (wire fake)', () => {
     const shown = requests.filter((r) => (r.query ?? '').startsWith('SELECT c.id, c.turnIds, c.summary'));
     expect(shown).toHaveLength(1);
     expect(shown[0]!.parameters!.find((p) => p.name === '@ids')!.value).toHaveLength(3);
+  });
+
+  it('an interaction written before its vectors had documents of their own still lists, ranks by vector (filters applied) and shows', async () => {
+    const { database } = opened;
+    const stores = cosmosStores(database);
+    const key = { userId: 'old-window-user', sessionId: 's1' };
+    const at = new Date('2026-01-05T10:00:00Z');
+    const window = (from: number): InteractionDocument => ({
+      schemaVersion: SCHEMA_VERSION,
+      id: `${key.sessionId}:${String(from).padStart(10, '0')}`,
+      ...key,
+      agentIds: ['advisor'],
+      turnIds: [`t${from}`],
+      seqRange: [from, from + 1],
+      startedAt: at.toISOString(),
+      endedAt: at.toISOString(),
+      content: `user: window ${from}`,
+      summary: `window ${from}`,
+      topics: [],
+      entities: [],
+      embeddingModel: 'test-3',
+      contentVector: [0.1, 0.2, from],
+      summaryVector: [0.3, 0.2, from],
+      createdAt: at.toISOString(),
+    });
+    const [old, current] = [window(1), window(3)];
+    await database.container(COSMOS_CONTAINERS.interactions.name).items.create({ ...old, fromSeq: 1 }); // as written before
+    await stores.interactions.upsert([current]);
+    expect(await stores.interactions.listBySession(key)).toEqual([old, current]);
+    const query = { userId: key.userId, text: 'window', vector: { model: 'test-3', values: [0.1, 0.2, 0.3] }, limit: 10, filters: { sessionId: key.sessionId } };
+    for (const retriever of ['vector', 'summaryVector'] as const) {
+      const hits = await stores.search.interactions(query, retriever);
+      expect(hits.map((h) => [h.id, h.shown])).toEqual([
+        [old.id, undefined],
+        [current.id, undefined],
+      ]);
+      const shown = await stores.search.show(key.userId, { turns: [], interactions: hits });
+      expect(shown.interactions.map((h) => h.shown)).toEqual([
+        { turnIds: old.turnIds, summary: old.summary },
+        { turnIds: current.turnIds, summary: current.summary },
+      ]);
+    }
+    // Filters apply to the vector documents as to the interactions.
+    expect(await stores.search.interactions({ ...query, filters: { agentId: 'someone-else' } }, 'vector')).toEqual([]);
+    expect(await stores.search.interactions({ ...query, filters: { sessionId: 'other' } }, 'summaryVector')).toEqual([]);
+    expect((await stores.search.interactions({ ...query, filters: { from: '2030-01-01T00:00:00Z' } }, 'vector')).map((h) => h.id)).toEqual([]);
   });
 });

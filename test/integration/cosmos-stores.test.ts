@@ -285,7 +285,9 @@ describe('cosmos stores against the wire fake', () => {
     await stores.interactions.upsert([doc]);
     const { resource } = await database.container(COSMOS_CONTAINERS.interactions.name).item(doc.id, key.userId).read<Record<string, unknown>>();
     expect(resource).toMatchObject({ fromSeq: 1 });
+    expect(resource).not.toHaveProperty('contentVector');
     expect(await stores.interactions.listBySession(key)).toEqual([doc]);
     await stores.close();
   });
+
 });

@@ -126,8 +126,12 @@ const INTERACTION_VECTOR = {
   time: SHAPES.interaction.time,
 } as const;
 
-/** The path's vector documents, or an interaction from before the split that holds the vector itself. */
-const interactionVectorBase = (path: VectorPath) => `((c.kind = '${INTERACTION_VECTOR_KIND}' AND c.vectorPath = '${path}') OR (NOT IS_DEFINED(c.kind) AND IS_DEFINED(c.${path})))`;
+/**
+ * The path's vector documents, or an interaction from before the split, which holds the vector itself (every
+ * interaction written since is marked `vectorsApart`; an indexed field, where the vector paths are not range-indexed).
+ */
+const interactionVectorBase = (path: VectorPath) =>
+  `((c.kind = '${INTERACTION_VECTOR_KIND}' AND c.vectorPath = '${path}') OR (NOT IS_DEFINED(c.kind) AND NOT IS_DEFINED(c.vectorsApart)))`;
 
 export const INTERACTION_VECTOR_KIND = 'interactionVector';
 export const INTERACTION_VECTOR_PATHS = ['contentVector', 'summaryVector'] as const satisfies readonly VectorPath[];
@@ -299,10 +303,10 @@ export function turnDocument(turn: IndexedTurn) {
 
 /** An interaction as written to `interactions`: without its vectors, which go to `interactionVectorDocuments`. */
 export function interactionDocument(doc: InteractionDocument) {
-  const written: Partial<InteractionDocument> & { fromSeq: number } = { ...doc, fromSeq: doc.seqRange[0] };
+  const written: Partial<InteractionDocument> & { fromSeq: number; vectorsApart: true } = { ...doc, fromSeq: doc.seqRange[0], vectorsApart: true };
   delete written.contentVector;
   delete written.summaryVector;
-  return written as Omit<InteractionDocument, 'contentVector' | 'summaryVector'> & { fromSeq: number };
+  return written as Omit<InteractionDocument, 'contentVector' | 'summaryVector'> & { fromSeq: number; vectorsApart: true };
 }
 
 /** One document per vector of the interaction (`<interaction id>:<path>`): the vector and the fields its ranking and filters read. */

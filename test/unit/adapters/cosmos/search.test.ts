@@ -153,7 +153,7 @@ describe('Cosmos search queries', () => {
 
   it('interactions by content and summary vectors: the path\u2019s vector documents (or an interaction holding the vector), no text selected, agents by ARRAY_CONTAINS, time by startedAt', () => {
     for (const path of ['contentVector', 'summaryVector'] as const) {
-      const base = `((c.kind = 'interactionVector' AND c.vectorPath = '${path}') OR (NOT IS_DEFINED(c.kind) AND IS_DEFINED(c.${path})))`;
+      const base = `((c.kind = 'interactionVector' AND c.vectorPath = '${path}') OR (NOT IS_DEFINED(c.kind) AND NOT IS_DEFINED(c.vectorsApart)))`;
       expect(buildVectorQuery(query(), 'interaction', path)).toEqual({
         query: `${WINDOW_VECTOR_SELECT} WHERE c.userId = @userId AND ${base} AND c.embeddingModel = @model ORDER BY VectorDistance(c.${path}, @vector)`,
         parameters: [
@@ -346,7 +346,7 @@ describe('CosmosSearchIndex', () => {
       createdAt: '2026-01-05T10:01:00.000Z',
     };
     const written = interactionDocument(doc);
-    expect(written).toEqual({ ...doc, contentVector: undefined, summaryVector: undefined, fromSeq: 1 });
+    expect(written).toEqual({ ...doc, contentVector: undefined, summaryVector: undefined, fromSeq: 1, vectorsApart: true });
     expect(Object.keys(written)).not.toContain('contentVector');
     expect(Object.keys(written)).not.toContain('summaryVector');
     const common = { kind: 'interactionVector', schemaVersion: 1, userId: 'u-1', sessionId: 's-1', interactionId: doc.id, seqRange: [1, 2], agentIds: ['advisor'], startedAt: doc.startedAt, embeddingModel: 'm' };
