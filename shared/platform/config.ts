@@ -70,7 +70,7 @@ export const Settings = z.object({
    * levels ("Spain" → "European country", "country"); 0 = none. CATEGORY_SENSES: the noun's most frequent sense
    * (`first`) or all; CATEGORY_MIN_DEPTH: categories closer to WordNet's root than this ("entity", "act") are left out.
    */
-  CATEGORY_LEVELS: int(0, 0, 6),
+  CATEGORY_LEVELS: int(2, 0, 6),
   CATEGORY_SENSES: z.enum(['first', 'all']).default('first'),
   CATEGORY_MIN_DEPTH: int(4, 0, 20),
   /** Facts a search returns unless the request sets topK. */
