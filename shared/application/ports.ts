@@ -79,6 +79,16 @@ export interface Embedder {
   embed(texts: readonly string[]): Promise<number[][]>;
 }
 
+/**
+ * Category words of a text, matched with it as full text, so a question naming a category finds a turn naming an
+ * instance of it ("which countries has she visited?" finds "we spent a week in Spain"). Data, not a model: the
+ * offline adapter reads WordNet's hypernyms.
+ */
+export interface CategoryWords {
+  /** Per text, in order, its category words (none for a text without a known noun). */
+  categories(texts: readonly string[]): Promise<string[][]>;
+}
+
 /** A message of a tool-calling conversation (the retrieval agent). */
 export type ChatMessage =
   | { role: 'system' | 'user'; content: string }
@@ -203,6 +213,8 @@ export interface Stores {
 export interface Deps extends Stores {
   chat: ChatModel;
   embedder: Embedder;
+  /** Category words added to each turn's full text at projection; absent = none (CATEGORY_LEVELS=0). */
+  categories?: CategoryWords;
   clock: Clock;
   ids: Ids;
   memory: MemoryConfig;

@@ -13,7 +13,7 @@ import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
 
 /** What applying events needs: the stores it writes and the embedder; never a chat model. */
-export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder'>;
+export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder' | 'categories'>;
 /** `forgets`, when present, lets a projector that a forget overtook forget what it wrote after the purge. */
 export type ProjectionDeps = ApplyDeps & Pick<Deps, 'chat' | 'clock' | 'memory' | 'insights' | 'directory'> & { forgets?: ForgetStore };
 
@@ -194,6 +194,8 @@ async function writeDerived(
   });
   // A turn's referred period is matched as the words a question would name it with ("8 May", "last month" as "April").
   const referred = newTurns.map(referredPeriod);
+  // And its category words ("Spain" as "european country country"): questions name the category, turns the instance.
+  const categories = deps.categories ? await deps.categories.categories(turnTexts) : [];
   const texts = [...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts, ...(summary ? [summary.data.summary] : [])];
   if (texts.length === 0) return {};
 
@@ -208,7 +210,7 @@ async function writeDerived(
       ...(t.data.agentId && { agentId: t.data.agentId }),
       speaker: speakerOf(t),
       text: turnTexts[i]!,
-      matchText: matchTexts[i]! + (referred[i]?.refers ? `\n${periodWords(referred[i].refers)}` : ''),
+      matchText: [matchTexts[i]!, ...(referred[i]?.refers ? [periodWords(referred[i].refers)] : []), ...(categories[i]?.length ? [categories[i].join(' ')] : [])].join('\n'),
       timestamp: t.data.timestamp,
       ...referred[i],
       embeddingModel: deps.embedder.model,

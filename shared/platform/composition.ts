@@ -19,6 +19,7 @@ import { PostgresApiKeyStore } from '../adapters/postgres/api-keys.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import type { SlotStore } from '../application/slot-ports.js';
 import { PostgresSlotStore } from '../adapters/postgres/slots.js';
+import { WordNetCategories } from '../adapters/local-models/category-words.js';
 import { MemoryBudget, type Shed } from './memory-budget.js';
 import type { ProjectionQueue } from '../application/projection-ports.js';
 import type { ProjectionSchedule } from '../application/projection-scheduler.js';
@@ -165,6 +166,8 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
   const { close: closeModels, ...models } = await openModels(s, meter);
   const { artifacts, sheds, close: closeStores, ...stores } = await openStores(s, models.embedder.model);
   const blobs = await openBlobs(s);
+  // WordNet is data, not a model: the same adapter serves the offline and the hosted models (about 40 MB of heap).
+  const categories = s.CATEGORY_LEVELS > 0 ? await WordNetCategories.open({ levels: s.CATEGORY_LEVELS, senses: s.CATEGORY_SENSES, minDepth: s.CATEGORY_MIN_DEPTH }) : undefined;
   const admission = s.MEMORY_BUDGET_MB > 0 ? memoryBudget(s.MEMORY_BUDGET_MB, sheds ?? []) : undefined;
   admission?.start();
   return {
@@ -185,6 +188,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       limits: { offloadThresholdTokens: s.OFFLOAD_THRESHOLD_TOKENS, inlineMaxBytes: s.ARTIFACT_INLINE_MAX_BYTES, maxBytes: s.ARTIFACT_MAX_BYTES },
     },
     ...models,
+    ...(categories && { categories }),
     meter,
     clock: { now: () => new Date() },
     ids: { newId: randomUUID },

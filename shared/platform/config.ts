@@ -65,6 +65,14 @@ export const Settings = z.object({
    * search snapshots; over 90% appends are refused with 503 `overloaded` and Retry-After until it is back under 85%.
    */
   MEMORY_BUDGET_MB: z.coerce.number().int().max(1_048_576).refine((mb) => mb === 0 || mb >= 128, 'at least 128 (MB), or 0 for no budget').default(0),
+  /**
+   * Category words (README, Fact search): each turn's nouns are matched with their WordNet hypernyms up to this many
+   * levels ("Spain" → "European country", "country"); 0 = none. CATEGORY_SENSES: the noun's most frequent sense
+   * (`first`) or all; CATEGORY_MIN_DEPTH: categories closer to WordNet's root than this ("entity", "act") are left out.
+   */
+  CATEGORY_LEVELS: int(2, 0, 6),
+  CATEGORY_SENSES: z.enum(['first', 'all']).default('first'),
+  CATEGORY_MIN_DEPTH: int(4, 0, 20),
   /** Facts a search returns unless the request sets topK. */
   TOP_K_FACTS: int(5, 1, 100),
   /** Turns with more tokens than this are stored as artifacts at append; the event keeps a MemoryRef. */
