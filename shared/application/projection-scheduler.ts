@@ -54,7 +54,8 @@ export function servedAtOnce(fresh: readonly SessionKey[], events: readonly Memo
  * until nothing is due or `budgetMs` is used; a session with more pending goes to the back. One busy session therefore
  * delays another by at most the slices in flight. A failing slice leaves its session queued with backoff and never
  * holds up the others; once it has failed PROJECTION_RETRIES times in a row, the next attempt sets aside the event its
- * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions.
+ * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions,
+ * whose turns are projected at once while the windows they complete stay queued for the next serving.
  */
 export async function serveProjectionQueue(
   deps: SchedulerDeps,
@@ -69,7 +70,7 @@ export async function serveProjectionQueue(
     const claimed = await deps.projectionQueue.claimSessions(options.sessions, now(), leaseUntil());
     const next = () => claimed.shift();
     const worker = async () => {
-      for (let entry = next(); entry; entry = next()) await serve(deps, schedule, entry, report);
+      for (let entry = next(); entry; entry = next()) await serve(deps, schedule, entry, report, true);
     };
     workers.push(...Array.from({ length: Math.min(schedule.parallelism, claimed.length) }, () => worker));
   } else {
@@ -92,11 +93,15 @@ export async function serveProjectionQueue(
   return report;
 }
 
-/** One slice of one session, and its queue entry updated: to the back, removed, or failed with backoff. */
-async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: QueuedSession, report: ServeReport): Promise<void> {
+/**
+ * One slice of one session, and its queue entry updated: to the back, removed, or failed with backoff. `deferWindows`
+ * (the change feed's sessions): a window the new turns complete is left queued, so the feed does not wait for its
+ * model call and embeddings.
+ */
+async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: QueuedSession, report: ServeReport, deferWindows = false): Promise<void> {
   let pending: boolean;
   try {
-    ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES }));
+    ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES, deferWindows }));
   } catch (error) {
     report.failed.push({ key: entry.key, error: errorLabel(error) });
     const at = deps.clock.now();
