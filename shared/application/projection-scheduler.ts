@@ -49,6 +49,21 @@ export function servedAtOnce(fresh: readonly SessionKey[], events: readonly Memo
 }
 
 /**
+ * The sessions of a change-feed batch to serve at once: those of `servedAtOnce`, and those queued already whose
+ * document is projected up to the batch's first event of theirs (what keeps them queued is a window left to decide, not
+ * a backlog), so a session's next turn is not held behind the windows the scheduler is deciding. A session the
+ * scheduler is serving is not claimed again: its new turn waits for that slice only.
+ */
+export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
+  const first = new Map<string, number>();
+  for (const { metadata: m } of events) if (!first.has(JSON.stringify([m.userId, m.sessionId]))) first.set(JSON.stringify([m.userId, m.sessionId]), m.seq);
+  const isFresh = new Set(fresh.map((k) => JSON.stringify([k.userId, k.sessionId])));
+  const queued = servedAtOnce(touchedSessions(events), events, sliceEvents).filter((k) => !isFresh.has(JSON.stringify([k.userId, k.sessionId])));
+  const caughtUp = await Promise.all(queued.map(async (k) => ((await deps.sessions.get(k))?.doc.projectedThroughSeq ?? 0) >= first.get(JSON.stringify([k.userId, k.sessionId]))! - 1));
+  return [...servedAtOnce(fresh, events, sliceEvents), ...queued.filter((_, i) => caughtUp[i])];
+}
+
+/**
  * Serves the projection queue fairly: a slice per claim, sessions never served first, then the least recently served,
  * `parallelism` sessions at once,
  * until nothing is due or `budgetMs` is used; a session with more pending goes to the back. One busy session therefore

@@ -91,7 +91,7 @@ describe("a new turn is projected before its window's summary", () => {
     expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: K, chunkedThroughSeq: last });
   });
 
-  it("given the change feed delivering a window's last turn, when its batch is handled, then the turn is projected and the window is left queued for the scheduler, which decides it once", async () => {
+  it("given the change feed delivering a window's last turn and then the next turn, when their batches are handled, then both turns are projected and the window is left queued for the scheduler, which decides it once", async () => {
     const key = { userId: 'u-feed', sessionId: 's1' };
     let cursor = (await runtime.changeFeed!.readFeed(null, 100_000)).cursor;
     const deliver = async () => {
@@ -114,10 +114,18 @@ describe("a new turn is projected before its window's summary", () => {
       expect(calls).toEqual([]);
       expect(await runtime.projectionQueue.size()).toBe(1);
 
+      // The session's next turn, while its window waits in the queue: the feed projects it too, the window still waits.
+      const next = await appendTurns(key, K + 1, K + 1);
+      await deliver();
+      expect((await runtime.sessions.get(key))!.doc.projectedThroughSeq).toBe(next);
+      expect(indexed).toContain(next);
+      expect(calls).toEqual([]);
+      expect(await runtime.projectionQueue.size()).toBe(1);
+
       expect(await serveProjectionQueue(runtime, schedule)).toMatchObject({ caughtUp: 1, failed: [] });
       expect(calls).toEqual(['windowMetadata']);
       expect(count(await types(runtime, key), 'InteractionSummarised')).toBe(1);
-      expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: K, chunkedThroughSeq: last });
+      expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: K + 1, chunkedThroughSeq: last });
       expect(await runtime.projectionQueue.size()).toBe(0);
     } finally {
       runtime.chat = chat;
