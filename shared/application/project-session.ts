@@ -83,9 +83,11 @@ export const WRITE_UNIT_EVENTS = 512;
  * the repeat rewrites the same rows by id. Returns the interactions written and the document, or null when another
  * projector wrote first.
  */
-async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded, decided: readonly MemoryEvent[]): Promise<{ interactions: number; doc: SessionDocument } | null> {
-  const bookmarked = withBookmark(session, decided);
-  const unchanged = session.projectedThroughSeq === before.projectedThroughSeq && JSON.stringify(bookmarked.decidedAhead) === JSON.stringify(before.decidedAhead);
+async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded, decided: readonly MemoryEvent[], windowsDue = 0): Promise<{ interactions: number; doc: SessionDocument } | null> {
+  // The fold carries the stored count along: each write says its own.
+  const bookmarked: SessionDocument = { ...withBookmark(session, decided), windowsDue };
+  if (windowsDue === 0) delete bookmarked.windowsDue;
+  const unchanged = session.projectedThroughSeq === before.projectedThroughSeq && JSON.stringify(bookmarked.decidedAhead) === JSON.stringify(before.decidedAhead) && bookmarked.windowsDue === before.windowsDue;
   if (unchanged) return { interactions: 0, doc: bookmarked };
   const fresh = live(bookmarked, events.filter((e) => e.metadata.seq > before.projectedThroughSeq));
   const interactions = fresh.filter((e): e is InteractionSummarised => e.type === 'InteractionSummarised' && e.data.fromSeq > before.chunkedThroughSeq);
@@ -307,9 +309,10 @@ async function projectSlice(deps: ProjectionDeps, key: SessionKey, options: Proj
     origin ??= loaded.events.at(-1);
     const final = (options.final ?? false) && !loaded.more;
     const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
-    if (!turnsFirst && !loaded.more && windowsDue(deps, loaded.session, loaded.events, final, decided).length > 0) {
-      // The turns first: what they change is written before their windows are decided.
-      const early = await write(deps, key, loaded, decided);
+    const due = !turnsFirst && !loaded.more ? windowsDue(deps, loaded.session, loaded.events, final, decided).length : 0;
+    if (due > 0) {
+      // The turns first: what they change is written before their windows are decided (and counted as pending).
+      const early = await write(deps, key, loaded, decided, due);
       if (early === null) {
         if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
         continue;

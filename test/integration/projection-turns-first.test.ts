@@ -113,6 +113,8 @@ describe("a new turn is projected before its window's summary", () => {
       expect(indexed).toContain(last);
       expect(calls).toEqual([]);
       expect(await runtime.projectionQueue.size()).toBe(1);
+      // The status counts the window as pending until it is decided: `pending: 0` still means summarised too.
+      expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 1, projectedThroughSeq: last, chunkedThroughSeq: 0 });
 
       // The session's next turn, while its window waits in the queue: the feed projects it too, the window still waits.
       const next = await appendTurns(key, K + 1, K + 1);
