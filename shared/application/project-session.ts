@@ -3,7 +3,7 @@ import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
 import { forgetInstanceId } from '../contracts/operations.js';
 import type { SessionDocument } from '../contracts/sessions.js';
-import { interactionId } from '../domain/chunking.js';
+import { interactionId, type TurnWindow } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise, withBookmark, withDecidedAhead } from '../domain/session.js';
 import { periodReferredTo, periodWords, type Period } from '../domain/time-expressions.js';
@@ -21,7 +21,7 @@ export interface ProjectionResult {
   projectedThroughSeq: number;
   chunkedThroughSeq: number;
   interactionsWritten: number;
-  /** Events remain past `projectedThroughSeq` (a slice stopped short of the stream's end, or decisions were recorded after it). */
+  /** Events remain past `projectedThroughSeq` (a slice stopped short of the stream's end, or decisions were recorded after it), or windows to decide (`deferWindows`). */
   pending: boolean;
 }
 
@@ -83,9 +83,11 @@ export const WRITE_UNIT_EVENTS = 512;
  * the repeat rewrites the same rows by id. Returns the interactions written and the document, or null when another
  * projector wrote first.
  */
-async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded, decided: readonly MemoryEvent[]): Promise<{ interactions: number; doc: SessionDocument } | null> {
-  const bookmarked = withBookmark(session, decided);
-  const unchanged = session.projectedThroughSeq === before.projectedThroughSeq && JSON.stringify(bookmarked.decidedAhead) === JSON.stringify(before.decidedAhead);
+async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded, decided: readonly MemoryEvent[], windowsDue = 0): Promise<{ interactions: number; doc: SessionDocument } | null> {
+  // The fold carries the stored count along: each write says its own.
+  const bookmarked: SessionDocument = { ...withBookmark(session, decided), windowsDue };
+  if (windowsDue === 0) delete bookmarked.windowsDue;
+  const unchanged = session.projectedThroughSeq === before.projectedThroughSeq && JSON.stringify(bookmarked.decidedAhead) === JSON.stringify(before.decidedAhead) && bookmarked.windowsDue === before.windowsDue;
   if (unchanged) return { interactions: 0, doc: bookmarked };
   const fresh = live(bookmarked, events.filter((e) => e.metadata.seq > before.projectedThroughSeq));
   const interactions = fresh.filter((e): e is InteractionSummarised => e.type === 'InteractionSummarised' && e.data.fromSeq > before.chunkedThroughSeq);
@@ -254,6 +256,11 @@ export interface ProjectionOptions {
   isolate?: boolean;
   /** At most this many events past the checkpoint are projected (one slice), and `pending` says whether more remain. */
   sliceEvents?: number;
+  /**
+   * A slice at the stream's end whose turns complete a window writes the turns and returns, `pending`, leaving the
+   * window's model call and embeddings to a later slice (the change feed's at-once serving: the feed moves on).
+   */
+  deferWindows?: boolean;
 }
 
 /**
@@ -271,13 +278,13 @@ export async function projectSession(deps: ProjectionDeps, key: SessionKey, opti
   for (;;) {
     const result = await projectSliceOrSetAside(deps, key, options, limit, []);
     interactionsWritten += result.interactionsWritten;
-    if (options.sliceEvents !== undefined || !result.pending) return { ...result, interactionsWritten };
+    if (options.sliceEvents !== undefined || options.deferWindows || !result.pending) return { ...result, interactionsWritten };
   }
 }
 
 async function projectSliceOrSetAside(deps: ProjectionDeps, key: SessionKey, options: ProjectionOptions, limit: number, setAside: readonly MemoryEvent[]): Promise<ProjectionResult> {
   try {
-    return await projectSlice(deps, key, options.final ?? false, limit, setAside);
+    return await projectSlice(deps, key, options, limit, setAside);
   } catch (error) {
     // The last attempt of a failing slice: an event whose rows the store refuses is set aside, and projection goes on.
     if (!options.isolate || (error instanceof MemoryError && error.code === 'conflict')) throw error;
@@ -287,22 +294,50 @@ async function projectSliceOrSetAside(deps: ProjectionDeps, key: SessionKey, opt
   }
 }
 
-/** One slice: load, decide (decisions are recorded at the stream's end), write. `setAside`: set-asides recorded for it already. */
-async function projectSlice(deps: ProjectionDeps, key: SessionKey, final: boolean, limit: number, setAside: readonly MemoryEvent[]): Promise<ProjectionResult> {
+/**
+ * One slice: load, decide (decisions are recorded at the stream's end), write. `setAside`: set-asides recorded for it
+ * already. A slice at the stream's end whose turns complete a window writes them first (rows and document), so a new
+ * turn is searchable and projected without waiting for its window's model call and embeddings; the window is then
+ * decided and written (or, with `deferWindows`, left to a later slice: the result is pending).
+ */
+async function projectSlice(deps: ProjectionDeps, key: SessionKey, options: ProjectionOptions, limit: number, setAside: readonly MemoryEvent[]): Promise<ProjectionResult> {
   let origin: MemoryEvent | undefined;
   const decided: MemoryEvent[] = [...setAside];
+  let interactionsWritten = 0;
+  let turnsFirst = false;
   for (let attempt = 1; ; attempt++) {
     const loaded = await load(deps, key, limit);
     if (loaded.events.length === 0 && !loaded.stored) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten: 0, pending: false };
     origin ??= loaded.events.at(-1);
+    const final = (options.final ?? false) && !loaded.more;
+    const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
+    const due = !turnsFirst && !loaded.more ? windowsDue(deps, loaded.session, loaded.events, final, decided).length : 0;
+    if (due > 0) {
+      // The turns first: what they change is written before their windows are decided (and counted as pending).
+      const early = await write(deps, key, loaded, decided, due);
+      if (early === null) {
+        if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
+        continue;
+      }
+      turnsFirst = true;
+      interactionsWritten += early.interactions;
+      if (options.deferWindows) {
+        if (projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin, decided);
+        return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten, pending: true };
+      }
+      // The document just written is this fold: deciding from it, then reading the decisions back, needs no new load.
+    }
     // Decisions first, so a document written at the stream's end has nothing left to decide (`pending: 0` means
     // summarised too). They are recorded at the stream's end: a slice that reached it is read again to fold them.
-    if ((await decide(deps, key, loaded.session, loaded.events, final && !loaded.more, decided)) && !loaded.more) continue;
+    if ((await decide(deps, key, loaded.session, loaded.events, final, decided)) && !loaded.more) {
+      // A forget that ran while the model was called left the decisions as the start of a new stream: forget them.
+      if (await forgetIfOvertaken(deps, key, origin, decided)) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten, pending: false };
+      continue;
+    }
     const written = await write(deps, key, loaded, decided);
-    const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
     if (written !== null) {
       if (decided.length > 0 || projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin, decided);
-      return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: written.interactions, pending: loaded.more };
+      return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: interactionsWritten + written.interactions, pending: loaded.more };
     }
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
   }
@@ -316,14 +351,14 @@ const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metad
  * that is gone, and decisions recorded as the start of a new stream. The stream no longer holds the event the projector
  * started from, so it forgets what it wrote, the same way (a tombstone, the purge, the tombstone cleared). A forget
  * still in progress purges them itself (its scan repeats the purge); a stream that holds events a client appended
- * since the forget is left alone, so nothing acknowledged is lost.
+ * since the forget is left alone, so nothing acknowledged is lost. True when a forget overtook the projector.
  */
-async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined, decided: readonly MemoryEvent[]): Promise<void> {
+async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined, decided: readonly MemoryEvent[]): Promise<boolean> {
   const forgets = deps.forgets;
-  if (!forgets || !origin) return;
+  if (!forgets || !origin) return false;
   const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
-  if (held && sameEvent(held, origin)) return;
-  if (await forgets.forgetting(key)) return;
+  if (held && sameEvent(held, origin)) return false;
+  if (await forgets.forgetting(key)) return true;
   const scope = { userId: key.userId, sessionId: key.sessionId };
   await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now());
   try {
@@ -332,6 +367,7 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
   } finally {
     await forgets.clearForgetting(scope);
   }
+  return true;
 }
 
 /**
@@ -354,15 +390,20 @@ async function setAsideFailingEvent(deps: ProjectionDeps, key: SessionKey, limit
   return null;
 }
 
+/** The windows of the loaded slice still to summarise: past each thread's decided checkpoint (`recorded` included). */
+function windowsDue(deps: Pick<ProjectionDeps, 'memory'>, session: SessionDocument, events: readonly MemoryEvent[], final: boolean, recorded: readonly MemoryEvent[]): TurnWindow[] {
+  const turns = events.filter(isTurn).filter((t) => t.metadata.seq <= session.projectedThroughSeq);
+  return windowsToSummarise(withDecidedAhead(withBookmark(session, recorded)), turns, deps.memory.kTurnBuffer, final);
+}
+
 /**
  * Appends the decisions the loaded slice calls for and adds them, as recorded, to `recorded` (which also holds the
  * decisions of earlier attempts: the deciders see them through the bookmark). True when it recorded any.
  */
 async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDocument, events: readonly MemoryEvent[], final: boolean, recorded: MemoryEvent[]): Promise<boolean> {
-  const turns = events.filter(isTurn).filter((t) => t.metadata.seq <= session.projectedThroughSeq);
   const before = recorded.length;
   const view = () => withDecidedAhead(withBookmark(session, recorded));
-  for (const window of windowsToSummarise(view(), turns, deps.memory.kTurnBuffer, final)) {
+  for (const window of windowsDue(deps, session, events, final, recorded)) {
     const state = view();
     const metadata = await deps.chat.run('windowMetadata', { conversation: renderTranscript(window.turns), previousSummary: threadSummary(state, window) });
     recorded.push(...(await record(deps, key, decideInteraction(state, window, metadata, deps.chat.model))));

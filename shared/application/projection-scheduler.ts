@@ -49,12 +49,28 @@ export function servedAtOnce(fresh: readonly SessionKey[], events: readonly Memo
 }
 
 /**
+ * The sessions of a change-feed batch to serve at once: those of `servedAtOnce`, and those queued already whose
+ * document is projected up to the batch's first event of theirs (what keeps them queued is a window left to decide, not
+ * a backlog), so a session's next turn is not held behind the windows the scheduler is deciding. A session the
+ * scheduler is serving is not claimed again: its new turn waits for that slice only.
+ */
+export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
+  const first = new Map<string, number>();
+  for (const { metadata: m } of events) if (!first.has(JSON.stringify([m.userId, m.sessionId]))) first.set(JSON.stringify([m.userId, m.sessionId]), m.seq);
+  const isFresh = new Set(fresh.map((k) => JSON.stringify([k.userId, k.sessionId])));
+  const queued = servedAtOnce(touchedSessions(events), events, sliceEvents).filter((k) => !isFresh.has(JSON.stringify([k.userId, k.sessionId])));
+  const caughtUp = await Promise.all(queued.map(async (k) => ((await deps.sessions.get(k))?.doc.projectedThroughSeq ?? 0) >= first.get(JSON.stringify([k.userId, k.sessionId]))! - 1));
+  return [...servedAtOnce(fresh, events, sliceEvents), ...queued.filter((_, i) => caughtUp[i])];
+}
+
+/**
  * Serves the projection queue fairly: a slice per claim, sessions never served first, then the least recently served,
  * `parallelism` sessions at once,
  * until nothing is due or `budgetMs` is used; a session with more pending goes to the back. One busy session therefore
  * delays another by at most the slices in flight. A failing slice leaves its session queued with backoff and never
  * holds up the others; once it has failed PROJECTION_RETRIES times in a row, the next attempt sets aside the event its
- * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions.
+ * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions,
+ * whose turns are projected at once while the windows they complete stay queued for the next serving.
  */
 export async function serveProjectionQueue(
   deps: SchedulerDeps,
@@ -69,7 +85,7 @@ export async function serveProjectionQueue(
     const claimed = await deps.projectionQueue.claimSessions(options.sessions, now(), leaseUntil());
     const next = () => claimed.shift();
     const worker = async () => {
-      for (let entry = next(); entry; entry = next()) await serve(deps, schedule, entry, report);
+      for (let entry = next(); entry; entry = next()) await serve(deps, schedule, entry, report, true);
     };
     workers.push(...Array.from({ length: Math.min(schedule.parallelism, claimed.length) }, () => worker));
   } else {
@@ -92,11 +108,15 @@ export async function serveProjectionQueue(
   return report;
 }
 
-/** One slice of one session, and its queue entry updated: to the back, removed, or failed with backoff. */
-async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: QueuedSession, report: ServeReport): Promise<void> {
+/**
+ * One slice of one session, and its queue entry updated: to the back, removed, or failed with backoff. `deferWindows`
+ * (the change feed's sessions): a window the new turns complete is left queued, so the feed does not wait for its
+ * model call and embeddings.
+ */
+async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: QueuedSession, report: ServeReport, deferWindows = false): Promise<void> {
   let pending: boolean;
   try {
-    ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES }));
+    ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES, deferWindows }));
   } catch (error) {
     report.failed.push({ key: entry.key, error: errorLabel(error) });
     const at = deps.clock.now();

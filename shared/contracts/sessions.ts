@@ -87,6 +87,11 @@ export const SessionDocument = z.object({
       setAside: z.array(z.number().int().positive()),
     })
     .optional(),
+  /**
+   * Windows whose turns the projector wrote before deciding them (a new turn is projected before its window is
+   * summarised): the session status counts them as pending until they are decided and written.
+   */
+  windowsDue: z.number().int().positive().optional(),
 });
 export type SessionDocument = z.infer<typeof SessionDocument>;
 
@@ -99,7 +104,7 @@ export const SessionStatus = z.object({
   lastSeq: z.number().int().nonnegative(),
   chunkedThroughSeq: z.number().int().nonnegative(),
   projectedThroughSeq: z.number().int().nonnegative(),
-  /** Events recorded but not yet folded into the projection. */
+  /** Events recorded but not yet folded into the projection, and windows whose turns are written but not yet summarised. */
   pending: z.number().int().nonnegative(),
   turnCount: z.number().int().nonnegative(),
   agentIds: z.array(Id),

@@ -208,6 +208,8 @@ async function offline(): Promise<void> {
   const { EmbeddingBatcher } = await import('../../shared/adapters/batching/embedding-batcher.js');
   const { UsageMeter } = await import('../../shared/application/metering.js');
   const { ChangeFeedPump } = await import('../../shared/platform/local-host/pump.js');
+  const { wakeable } = await import('../../shared/platform/local-host/host.js');
+  const { serveProjectionQueue } = await import('../../shared/application/projection-scheduler.js');
   const { appendBody } = await import('./fixtures.js');
   disableAzureRegistration();
   const settings = loadSettings({ ...GIVEN_ENV, MODEL_PROVIDER: 'local', EMBEDDING_DIMENSIONS: '512', MEMORY_DATA_DIR: path.join(root, 'offline') });
@@ -227,10 +229,18 @@ async function offline(): Promise<void> {
   const embed = runtime.embedder.embed;
   runtime.embedder.embed = (batch) => (texts.push(...batch), embed.call(runtime.embedder, batch));
   const { handler } = await import('../../functions/cosmos-events-project.js');
-  const pump = new ChangeFeedPump(runtime.changeFeed!, handler as never, { name: PROJECTOR, batchSize: settings.PUMP_BATCH_SIZE, intervalMs: settings.PUMP_INTERVAL_MS });
+  // As the local host runs them: the pump, and the projection queue's scheduler woken after each batch (the windows the
+  // change feed's at-once serving leaves queued are decided there).
+  const scheduler = wakeable(async () => void (await serveProjectionQueue(runtime, runtime.projection)));
+  const pump = new ChangeFeedPump(runtime.changeFeed!, handler as never, { name: PROJECTOR, batchSize: settings.PUMP_BATCH_SIZE, intervalMs: settings.PUMP_INTERVAL_MS, afterBatch: scheduler.wake });
   const account = accountRuntime(runtime);
   const t0 = now();
   await pump.drain();
+  while ((await runtime.projectionQueue.size()) > 0) {
+    scheduler.wake();
+    await sleep(10);
+  }
+  await scheduler.stop();
   const projectionMs = now() - t0;
   const accounting = account();
   runtime.embedder.embed = embed;

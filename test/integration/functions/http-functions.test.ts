@@ -4,6 +4,7 @@ import { handler as contextHandler } from '../../../functions/http-context-get.j
 import { handler as sessionHandler } from '../../../functions/http-session-get.js';
 import { handler as healthHandler } from '../../../functions/http-health-get.js';
 import { handler as projectHandler } from '../../../functions/cosmos-events-project.js';
+import { handler as projectionQueueHandler } from '../../../functions/timer-projection-queue.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { context, json, memoryRuntime, request } from '../../support/runtime.js';
 
@@ -21,9 +22,11 @@ async function append(key: { userId: string; sessionId: string }, body: unknown,
   return appendHandler(request('POST', turnsPath(key), { params: key, body: body as object, ...(headers && { headers }) }), context('http-turns-append'));
 }
 
+/** The feed's handler on the whole feed, then the projection queue's timer (the windows it left queued), as the local host runs them. */
 async function projectAll() {
   const { events } = await runtime.changeFeed!.readFeed(null, 100_000);
   await projectHandler(events, context('cosmos-events-project'));
+  await projectionQueueHandler({} as never, context('timer-projection-queue'));
 }
 
 describe('http-turns-append', () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as projectHandler } from '../../../functions/cosmos-events-project.js';
+import { handler as projectionQueueHandler } from '../../../functions/timer-projection-queue.js';
 import { handler as contextHandler } from '../../../functions/http-context-get.js';
 import { handler as messagesHandler } from '../../../functions/http-session-messages.js';
 import { handler as appendHandler } from '../../../functions/http-turns-append.js';
@@ -106,6 +107,7 @@ describe('GET /messages (format=openai)', () => {
     await append(key, sent.map(toTurn));
     const { events } = await runtime.changeFeed!.readFeed(null, 100_000);
     await projectHandler(events.filter((e) => (e as { metadata?: { userId?: string } }).metadata?.userId === key.userId), context('cosmos-events-project'));
+    await projectionQueueHandler({} as never, context('timer-projection-queue')); // the window the feed left queued
 
     // The first window (turns 1–10, the call included) is summarised: the context's verbatim part opens with the results.
     const ctx = json(await contextHandler(request('GET', `v1/users/${key.userId}/sessions/${key.sessionId}/context`, { params: key }), context('http-context-get'))) as unknown as ContextResponse;
