@@ -42,11 +42,12 @@ export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQue
  * backlog is left to the scheduler, so the feed moves on without waiting for its slice.
  */
 export function servedAtOnce(fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): SessionKey[] {
-  const id = (userId: string, sessionId: string) => JSON.stringify([userId, sessionId]);
   const counts = new Map<string, number>();
-  for (const { metadata } of events) counts.set(id(metadata.userId, metadata.sessionId), (counts.get(id(metadata.userId, metadata.sessionId)) ?? 0) + 1);
-  return fresh.filter((k) => (counts.get(id(k.userId, k.sessionId)) ?? 0) < sliceEvents);
+  for (const { metadata } of events) counts.set(keyOf(metadata), (counts.get(keyOf(metadata)) ?? 0) + 1);
+  return fresh.filter((k) => (counts.get(keyOf(k)) ?? 0) < sliceEvents);
 }
+
+const keyOf = ({ userId, sessionId }: SessionKey): string => JSON.stringify([userId, sessionId]);
 
 /**
  * The sessions of a change-feed batch to serve at once: those of `servedAtOnce`, and those queued already whose
@@ -56,10 +57,10 @@ export function servedAtOnce(fresh: readonly SessionKey[], events: readonly Memo
  */
 export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
   const first = new Map<string, number>();
-  for (const { metadata: m } of events) if (!first.has(JSON.stringify([m.userId, m.sessionId]))) first.set(JSON.stringify([m.userId, m.sessionId]), m.seq);
-  const isFresh = new Set(fresh.map((k) => JSON.stringify([k.userId, k.sessionId])));
-  const queued = servedAtOnce(touchedSessions(events), events, sliceEvents).filter((k) => !isFresh.has(JSON.stringify([k.userId, k.sessionId])));
-  const caughtUp = await Promise.all(queued.map(async (k) => ((await deps.sessions.get(k))?.doc.projectedThroughSeq ?? 0) >= first.get(JSON.stringify([k.userId, k.sessionId]))! - 1));
+  for (const { metadata } of events) if (!first.has(keyOf(metadata))) first.set(keyOf(metadata), metadata.seq);
+  const isFresh = new Set(fresh.map(keyOf));
+  const queued = servedAtOnce(touchedSessions(events), events, sliceEvents).filter((k) => !isFresh.has(keyOf(k)));
+  const caughtUp = await Promise.all(queued.map(async (k) => ((await deps.sessions.get(k))?.doc.projectedThroughSeq ?? 0) >= first.get(keyOf(k))! - 1));
   return [...servedAtOnce(fresh, events, sliceEvents), ...queued.filter((_, i) => caughtUp[i])];
 }
 
