@@ -37,32 +37,29 @@ export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQue
 }
 
 /**
- * The sessions of a change-feed batch to serve at once: new to the queue (`fresh`) and with fewer events in the batch
- * than a slice, so a new user's turn is projected by the batch that delivers it. A session that arrives with a
- * backlog is left to the scheduler, so the feed moves on without waiting for its slice.
+ * The sessions of a change-feed batch to serve at once, each bringing fewer events than a slice: those new to the
+ * queue (`fresh`), so a new user's turn is projected by the batch that delivers it, and those queued already whose
+ * document is projected up to the batch's first event of theirs (what keeps them queued is a window left to decide,
+ * not a backlog), so a session's next turn is not held behind the windows the scheduler is deciding. A session that
+ * arrives with a backlog is left to the scheduler, so the feed moves on without waiting for its slice; one the
+ * scheduler is serving is not claimed again (its new turn waits for that slice only).
  */
-export function servedAtOnce(fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): SessionKey[] {
+export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
   const counts = new Map<string, number>();
-  for (const { metadata } of events) counts.set(keyOf(metadata), (counts.get(keyOf(metadata)) ?? 0) + 1);
-  return fresh.filter((k) => (counts.get(keyOf(k)) ?? 0) < sliceEvents);
+  const first = new Map<string, number>();
+  for (const { metadata } of events) {
+    const key = keyOf(metadata);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (!first.has(key)) first.set(key, metadata.seq);
+  }
+  const isFresh = new Set(fresh.map(keyOf));
+  const small = touchedSessions(events).filter((k) => counts.get(keyOf(k))! < sliceEvents);
+  const caughtUp = (k: SessionKey) => isFresh.has(keyOf(k)) || deps.sessions.get(k).then((stored) => (stored?.doc.projectedThroughSeq ?? 0) >= first.get(keyOf(k))! - 1);
+  const served = await Promise.all(small.map(caughtUp));
+  return small.filter((_, i) => served[i]);
 }
 
 const keyOf = ({ userId, sessionId }: SessionKey): string => JSON.stringify([userId, sessionId]);
-
-/**
- * The sessions of a change-feed batch to serve at once: those of `servedAtOnce`, and those queued already whose
- * document is projected up to the batch's first event of theirs (what keeps them queued is a window left to decide, not
- * a backlog), so a session's next turn is not held behind the windows the scheduler is deciding. A session the
- * scheduler is serving is not claimed again: its new turn waits for that slice only.
- */
-export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
-  const first = new Map<string, number>();
-  for (const { metadata } of events) if (!first.has(keyOf(metadata))) first.set(keyOf(metadata), metadata.seq);
-  const isFresh = new Set(fresh.map(keyOf));
-  const queued = servedAtOnce(touchedSessions(events), events, sliceEvents).filter((k) => !isFresh.has(keyOf(k)));
-  const caughtUp = await Promise.all(queued.map(async (k) => ((await deps.sessions.get(k))?.doc.projectedThroughSeq ?? 0) >= first.get(keyOf(k))! - 1));
-  return [...servedAtOnce(fresh, events, sliceEvents), ...queued.filter((_, i) => caughtUp[i])];
-}
 
 /**
  * Serves the projection queue fairly: a slice per claim, sessions never served first, then the least recently served,
