@@ -169,7 +169,7 @@ const turnFact = (t: TurnHit): FactDraft => ({
   timestamp: t.timestamp,
 });
 
-const turnCandidate = (t: TurnHit): TurnCandidate => ({ fact: turnFact(t), sessionId: t.sessionId, seq: t.seq, speaker: t.speaker, refers: t.refers });
+const turnCandidate = (t: TurnHit): TurnCandidate => ({ fact: turnFact(t), sessionId: t.sessionId, seq: t.seq, speaker: t.speaker, refers: t.refers, asks: t.asks });
 
 const windowFact = (w: WindowHit): FactDraft => ({
   id: w.id,

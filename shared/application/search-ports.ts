@@ -50,6 +50,8 @@ export interface TurnHit {
   timestamp: string;
   /** The period the turn refers to (IndexedTurn.refers), when it names one. */
   refers?: Period;
+  /** The turn's text ends by asking a question (fact-ranking.ts `asksQuestion`); absent when it does not. */
+  asks?: true;
   shown?: TurnShown;
 }
 export interface TurnShown {

@@ -6,6 +6,7 @@ import { SCHEMA_VERSION } from '../../contracts/events.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import type { InteractionDocument } from '../../contracts/interactions.js';
 import { padSeq } from '../../domain/chunking.js';
+import { asksQuestion } from '../../domain/fact-ranking.js';
 import { MemoryError } from '../../domain/errors.js';
 import { float32Vector } from './vectors.js';
 import { statusOf } from './containers.js';
@@ -359,6 +360,7 @@ export function toTurnHit(row: unknown): TurnHit {
     speaker: r.speaker,
     timestamp: r.timestamp,
     ...(r.refersFrom && r.refersTo && { refers: { from: r.refersFrom, to: r.refersTo } }),
+    ...(asksQuestion(r.text) && { asks: true }),
     shown: { turnId: r.turnId, text: r.text },
   };
 }

@@ -1,4 +1,5 @@
 import type { TurnHit, TurnShown, WindowHit } from '../../application/search-ports.js';
+import { asksQuestion } from '../../domain/fact-ranking.js';
 import type { Db } from './db.js';
 
 /** A turn's columns as the search statements select them (alias `t`), and the row they make. */
@@ -30,6 +31,7 @@ export const turnHit = (r: TurnRow): TurnHit => ({
   speaker: r.speaker,
   timestamp: new Date(r.occurred_at).toISOString(),
   ...(r.refers_from && r.refers_to && { refers: { from: new Date(r.refers_from).toISOString(), to: new Date(r.refers_to).toISOString() } }),
+  ...(asksQuestion(r.text) && { asks: true }),
   shown: { turnId: r.turn_id, text: r.text },
 });
 

@@ -2,6 +2,7 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchFilters, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import type { Db } from './db.js';
 import { BM25 } from '../../domain/ranking.js';
+import { asksQuestion } from '../../domain/fact-ranking.js';
 import { Int8Matrix, rerankPool } from './compact-vectors.js';
 
 /**
@@ -468,7 +469,8 @@ class SearchSnapshots {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
       const rows = await this.db.query<TurnLoaded>(
-        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, t.embedding_model, encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
+        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text), 1) AS last_char, t.embedding_model,
+                encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
          FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev LIMIT ${CHUNK}`,
         [userId, snapshot.turnsRev],
       );
@@ -494,7 +496,16 @@ class SearchSnapshots {
 
 /** What a snapshot loads of each row: what filters and rankings read, and its revision (never the text). */
 type Loaded = { session_id: string; embedding_model: string; vector: string; doc_len: number | null; rev: number; tsv: string | null };
-type TurnLoaded = Loaded & { seq: number; agent_id: string | null; speaker: string; occurred_at: Date | string; refers_from: Date | string | null; refers_to: Date | string | null };
+type TurnLoaded = Loaded & {
+  seq: number;
+  agent_id: string | null;
+  speaker: string;
+  occurred_at: Date | string;
+  refers_from: Date | string | null;
+  refers_to: Date | string | null;
+  /** The text's last character, trailing spaces aside: enough to tell whether the turn asks (asksQuestion). */
+  last_char: string;
+};
 type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; seq_range: [number, number]; started_at: string; summary_vector: string };
 
 /** How a ranked row is read back: its session, and its seq (a turn) or id (an interaction). */
@@ -538,6 +549,7 @@ class UserSnapshot {
       const added = this.turns.add(r.session_id, r.seq, r.agent_id ? [r.agent_id] : [], new Date(r.occurred_at).getTime(), r.embedding_model, [r.vector], r.tsv ?? '', r.doc_len ?? 0, {
         speaker: r.speaker,
         ...(r.refers_from && r.refers_to && { refers: [new Date(r.refers_from).getTime(), new Date(r.refers_to).getTime()] as const }),
+        asks: asksQuestion(r.last_char),
       });
       if (!added) return false;
       this.turnsRev = r.rev;
@@ -740,14 +752,15 @@ export class Collection {
   private readonly agentSetIndex = new Map<string, number>();
   private readonly times = new Numbers('float');
   /**
-   * Each row's speaker (a turn's), as an index into `speakers`, the period it refers to (a turn's; NaN for none), and
-   * seq range (an interaction's): what ranking reads.
+   * Each row's speaker (a turn's), as an index into `speakers`, the period it refers to (a turn's; NaN for none),
+   * whether it asks (a turn's; 1 or 0), and seq range (an interaction's): what ranking reads.
    */
   private readonly speakerOf = new Numbers('int');
   private readonly speakers: string[] = [];
   private readonly speakerIndex = new Map<string, number>();
   private readonly refersFrom = new Numbers('float');
   private readonly refersTo = new Numbers('float');
+  private readonly asks = new Numbers('int');
   private readonly seqStarts = new Numbers('int');
   private readonly seqEnds = new Numbers('int');
   /** Each row's embedding model, as an index into `models`: the scan compares numbers, not the rows' strings. */
@@ -780,7 +793,7 @@ export class Collection {
 
   /**
    * Adds a row with its vectors (base64 of pgvector's binary form, one per column), its tsvector's text form, and
-   * what ranking reads of it: a turn's speaker and the period it refers to (milliseconds), an interaction's seq range. False when the key is held already: a
+   * what ranking reads of it: a turn's speaker, the period it refers to (milliseconds) and whether it asks, an interaction's seq range. False when the key is held already: a
    * rewritten row, which the caller answers with a rebuild.
    */
   add(
@@ -792,7 +805,7 @@ export class Collection {
     vectors: readonly string[],
     tsv: string,
     length: number,
-    { speaker = '', refers = [NaN, NaN], seqRange = [0, 0] }: { speaker?: string; refers?: readonly [number, number]; seqRange?: readonly [number, number] } = {},
+    { speaker = '', refers = [NaN, NaN], asks = false, seqRange = [0, 0] }: { speaker?: string; refers?: readonly [number, number]; asks?: boolean; seqRange?: readonly [number, number] } = {},
   ): boolean {
     let session = this.sessionIndex.get(sessionId);
     if (session === undefined) {
@@ -823,6 +836,7 @@ export class Collection {
     this.speakerOf.push(speakerId);
     this.refersFrom.push(refers[0]);
     this.refersTo.push(refers[1]);
+    this.asks.push(asks ? 1 : 0);
     this.seqStarts.push(seqRange[0]);
     this.seqEnds.push(seqRange[1]);
     let modelId = this.models.indexOf(model);
@@ -845,7 +859,7 @@ export class Collection {
   }
 
   private perRow(): Numbers[] {
-    return [this.sessionOf, this.agentsOf, this.times, this.speakerOf, this.refersFrom, this.refersTo, this.seqStarts, this.seqEnds, this.modelOf, this.lengths];
+    return [this.sessionOf, this.agentsOf, this.times, this.speakerOf, this.refersFrom, this.refersTo, this.asks, this.seqStarts, this.seqEnds, this.modelOf, this.lengths];
   }
 
   /** Rows about to be added: the matrices grow once for all of them. */
@@ -889,6 +903,7 @@ export class Collection {
       speaker: this.speakers[this.speakerOf.values[row]!]!,
       timestamp: new Date(this.times.values[row]!).toISOString(),
       ...(!Number.isNaN(from) && { refers: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } }),
+      ...(this.asks.values[row] === 1 && { asks: true }),
     };
   }
 
