@@ -77,6 +77,20 @@ describe('Cosmos request recorder (wire fake)', () => {
     expect(requests[0]!.loaded).toHaveLength(2);
   });
 
+  it('marks a turn hit that ends by asking a question (asks), read from the text the turn document shows', async () => {
+    const { search } = cosmosStores(opened.database);
+    const turn = (seq: number, text: string) => ({ userId: 'asking-user', sessionId: 's1', seq, turnId: `t${seq}`, speaker: 'user', text, matchText: text, timestamp: '2026-01-05T10:00:00.000Z', embeddingModel: 'm', vector: [1, 0, seq] });
+    await search.indexTurns([turn(1, 'user: my pension plan is settled.'), turn(2, 'user: what about your pension plan? ')]);
+
+    for (const retriever of ['fulltext', 'vector'] as const) {
+      const hits = await search.turns({ userId: 'asking-user', text: 'pension plan', vector: { model: 'm', values: [1, 0, 0] }, limit: 10, filters: {} }, retriever);
+      expect(hits.map((h) => [h.seq, h.asks]).sort()).toEqual([
+        [1, undefined],
+        [2, true],
+      ]);
+    }
+  });
+
   it('prices a fact search: no speakers DISTINCT, the speakers read once for two searches, one chunkedThrough read, vectors only in the vector rankings', async () => {
     const stores = cosmosStores(opened.database);
     const userId = 'fact-user';

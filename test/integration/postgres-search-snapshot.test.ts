@@ -55,7 +55,8 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
   const write = async (userId: string, from: number, to: number) => {
     const turns: IndexedTurn[] = [];
     for (let i = from; i < to; i++) {
-      const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}`;
+      // Every third turn ends by asking, which hits carry (asks).
+      const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}${i % 3 ? '' : '?'}`;
       // Every fourth turn refers to a period ("last week"), which hits carry.
       const refers = i % 4 === 0 ? { refers: { from: at(i - 60), to: at(i - 30) } } : {};
       turns.push({ userId, sessionId: `s${i % 5}`, seq: i + 1, turnId: `t${i}`, agentId: i % 3 ? 'agent-a' : 'agent-b', speaker: 'user', text, matchText: `${sentence()}\n${text}`, timestamp: at(i), ...refers, embeddingModel: MODEL, vector: vector() });
@@ -121,6 +122,7 @@ describe('in-process search snapshots (PGlite)', () => {
     const snapshot = snapshots(db, 10_000);
     expect(await snapshot.warm('u')).toBe(true);
     let referring = 0;
+    let asking = 0;
     for (const text of QUERIES) {
       for (const filters of FILTERS) {
         const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters };
@@ -131,15 +133,19 @@ describe('in-process search snapshots (PGlite)', () => {
           expect(got.every((h) => !h.shown)).toBe(true); // ranked without reading the rows
           expect(await shown(snapshot, 'u', got)).toEqual(expected);
           for (const h of expected) {
-            if (h.kind !== 'turn' || !h.refers) continue;
+            if (h.kind !== 'turn') continue;
+            expect(h.asks === true).toBe(h.shown!.text.endsWith('?'));
+            if (h.asks) asking++;
+            if (!h.refers) continue;
             referring++;
             expect(h.refers).toEqual({ from: at(h.seq - 61), to: at(h.seq - 31) }); // as the corpus indexed it
           }
         }
       }
     }
-    // The turns' referred periods were compared too: the hits held some.
+    // The turns' referred periods and whether they ask were compared too: the hits held some.
     expect(referring).toBeGreaterThan(0);
+    expect(asking).toBeGreaterThan(0);
     // Another model's query vector matches nothing; a user with no rows has nothing.
     expect(await snapshot.turns({ userId: 'u', text: '', vector: { model: 'other-model', values: vector() }, limit: 5, filters: {} }, 'vector')).toEqual([]);
     expect(await snapshot.interactions({ userId: 'nobody', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toEqual([]);
@@ -213,12 +219,12 @@ describe('in-process search snapshots (PGlite)', () => {
     }
     // A token budget that skips facts: read again, twice as many each time, until the answer is full.
     shownPerRead.length = 0;
-    // Here the five best facts hold 122 tokens: four fit in 100, and the fifth to fit is the 13th best.
+    // Here four of the five best facts fit in 100 tokens, and the fifth to fit is the 24th best.
     const body = FactSearchBody.parse({ query: 'painting at the lake', topK: 5, maxTokens: 100 });
     const expected = await searchFacts(deps(sql), 'u', body);
     expect(await searchFacts(deps(counted), 'u', body)).toEqual(expected);
     expect(expected.facts).toHaveLength(5);
-    expect(shownPerRead).toEqual([5, 10]);
+    expect(shownPerRead).toEqual([5, 10, 20]);
     await snapshot.close();
     await db.close();
   }, 60_000);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FactSource } from '../../../shared/contracts/facts.js';
 import {
+  ASKING_TURN_FACTOR,
+  asksQuestion,
   candidatePool,
   NAMED_PERIOD_BOOST,
   NAMED_SPEAKER_BOOST,
@@ -112,6 +114,17 @@ describe('rankFacts', () => {
     expect(ranked['turn:s:3']!).toBeGreaterThan(ranked['turn:s:1']!);
   });
 
+  it('given a turn that ends by asking a question, scores it ASKING_TURN_FACTOR of what it would, so one that tells comes first', () => {
+    const asking = { ...turn('s', 1), asks: true };
+    const candidates: FactCandidates = { ...nothing, turns: [{ ranking: 'fulltext', items: [asking, turn('s', 5)] }] };
+
+    const ranked = rankFacts(candidates, ALL);
+
+    expect(scores(ranked)['turn:s:1']).toBeCloseTo(rrf(1) * ASKING_TURN_FACTOR, 12);
+    expect(scores(ranked)['turn:s:5']).toBeCloseTo(rrf(2), 12);
+    expect(ids(ranked)).toEqual(['turn:s:5', 'turn:s:1']);
+  });
+
   it('given a query naming a period, scores the facts from that period higher, whatever their source', () => {
     const candidates: FactCandidates = {
       ...nothing,
@@ -196,6 +209,16 @@ describe('rankFacts', () => {
 
     expect(ids(rankFacts(candidates, new Set(['insights', 'interactions'] as const)))).toEqual(['s-w1', 'insight:i']);
     expect(rankFacts(candidates, new Set(['artifacts'] as const)).map((r) => r.fact.source)).toEqual(['artifacts']);
+  });
+});
+
+describe('asksQuestion', () => {
+  it('given a text whose last character, trailing spaces aside, is a question mark, says it asks; otherwise not', () => {
+    expect(asksQuestion('Melanie: Wow, that painting is awesome! What inspired you?')).toBe(true);
+    expect(asksQuestion('Nate: Are you coming?  \n')).toBe(true);
+    expect(asksQuestion('Joanna: What a day? It was great.')).toBe(false);
+    expect(asksQuestion('Caroline: Look at this [shared a photo: a dog?]')).toBe(false);
+    expect(asksQuestion('')).toBe(false);
   });
 });
 

@@ -260,6 +260,7 @@ describe('CosmosSearchIndex', () => {
       refersFrom: '2023-05-15T00:00:00.000Z',
       refersTo: '2023-05-21T23:59:59.999Z',
     },
+    { sessionId: 's-2', seq: 2, turnId: 'D2:2', speaker: 'Caroline', text: 'Caroline: did the support help? ', timestamp: '2023-05-25T09:01:00.000Z' },
   ];
   const windowRows = [
     { id: 's-1:0000000001', sessionId: 's-1', seqRange: [1, 4], turnIds: ['D1:1', 'D1:2', 'D1:3', 'D1:4'], agentIds: ['travel-agent'], summary: 'Support group', startedAt: '2023-05-08T13:50:00.000Z' },
@@ -283,6 +284,7 @@ describe('CosmosSearchIndex', () => {
           refers: { from: '2023-05-15T00:00:00.000Z', to: '2023-05-21T23:59:59.999Z' },
           shown: { turnId: 'D2:1', text: 'Melanie: support matters, as it did last week' },
         },
+        { kind: 'turn', sessionId: 's-2', seq: 2, speaker: 'Caroline', timestamp: '2023-05-25T09:01:00.000Z', asks: true, shown: { turnId: 'D2:2', text: 'Caroline: did the support help? ' } },
       ]);
     }
   });
