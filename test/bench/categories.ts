@@ -32,7 +32,7 @@ const texts = conversations.flatMap((c) =>
     .flatMap(([, turns]) => (turns as Turn[]).map((t) => (t.blip_caption ? `${t.text} [shared a photo: ${t.blip_caption}]` : t.text))),
 );
 
-let t0 = performance.now();
+const t0 = performance.now();
 const wordnet = await WordNet.open();
 const openMs = performance.now() - t0;
 const categories = new WordNetCategories(wordnet, { levels: 2, senses: 'first', minDepth: 4 });
