@@ -67,10 +67,14 @@ function cueOf(word: string): Cue {
   return undefined;
 }
 
+/** Readings are cached per word, up to a bound (users' text may hold any number of distinct tokens). */
 const memo = <T>(of: (word: string) => T) => {
   const cache = new Map<string, T>();
   return (word: string): T => {
-    if (!cache.has(word)) cache.set(word, of(word));
+    if (!cache.has(word)) {
+      if (cache.size >= 50_000) cache.clear();
+      cache.set(word, of(word));
+    }
     return cache.get(word)!;
   };
 };
