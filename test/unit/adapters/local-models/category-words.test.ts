@@ -43,6 +43,16 @@ describe('the nouns category words are looked up for', () => {
     expect(nouns('Focus on the positive.')).toEqual([['positive']]);
   });
 
+  it('given a verb the lexicon never reads as a noun, then it is a noun only after a determiner', () => {
+    expect(nouns('We had a blast.')).toEqual([['blast']]);
+    expect(nouns('We chat often.')).toEqual([]);
+  });
+
+  it('given two words the lexicon has together, then they are read as one ("a lot" is not a noun)', () => {
+    expect(nouns('It means a lot.')).toEqual([]);
+    expect(nouns('The parking lot was full.')).toEqual([['parking', 'lot']]);
+  });
+
   it('given a gerund, then it is kept as a noun ("camping" is an activity)', () => {
     expect(nouns('We went camping.')).toEqual([['camping']]);
   });
