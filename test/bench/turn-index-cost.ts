@@ -156,7 +156,7 @@ async function vectorParsing(): Promise<void> {
 }
 
 const hnswPath = new PostgresSearchIndex(db, { exactScanMaxRows: 0 });
-const exactPath = new PostgresSearchIndex(db, { exactScanMaxRows: Number.MAX_SAFE_INTEGER });
+const exactPath = new PostgresSearchIndex(db, { exactScanMaxRows: 2 ** 31 - 1 });
 const bulk = new PostgresSearchIndex(db);
 let rows = 0;
 for (const stop of STOPS) {
