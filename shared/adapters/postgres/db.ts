@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { FLOAT4_ARRAY_OID } from './vector-params.js';
 
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -21,8 +22,11 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
   // Loaded only when used: the Azure deployment package leaves PGlite out (see .ci/stage-package.mjs).
   const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   const db = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector } });
+  // A Buffer for float4[] (vectorsParam) goes as it is, in binary, as node-postgres sends it (PGlite sends any byte
+  // array in binary, though its serializers are typed as strings); its own would write it as text. Other values keep it.
+  const binary = { serializers: { [FLOAT4_ARRAY_OID]: (value: unknown) => (Buffer.isBuffer(value) ? value : db.serializers[FLOAT4_ARRAY_OID]!(value)) as string } };
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params)).rows,
+    query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params, binary)).rows,
     exec: async (sql) => void (await q.exec(sql)),
   });
   return {

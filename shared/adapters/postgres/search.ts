@@ -3,6 +3,7 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
+import { vectorAt, vectorsParam } from './vector-params.js';
 import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
@@ -143,6 +144,7 @@ export class PostgresSearchIndex implements SearchIndex {
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     if (turns.length === 0) return;
     const keys = [turns.map((t) => t.userId), turns.map((t) => t.sessionId), turns.map((t) => t.seq)];
+    const vectors = vectorsParam(turns.map((t) => t.vector));
     await this.db.transaction(async (tx) => {
       // Each old posting by its whole primary key (the lexemes come from the stored tsvector). Materialised, so the
       // planner probes the key per posting rather than walking the turn's key range once per lexeme.
@@ -156,15 +158,15 @@ export class PostgresSearchIndex implements SearchIndex {
       );
       const rows = await tx.query<{ user_id: string; docs: number; len: number; speakers: string[] }>(
         `WITH input AS (
-           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[], $11::text[],
-                                $12::timestamptz[], $13::timestamptz[])
-             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector, match_text, speaker, refers_from, refers_to)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[], $11::text[],
+                                $12::timestamptz[], $13::timestamptz[], $14::int[])
+             AS r(user_id, session_id, seq, turn_id, agent_id, text, occurred_at, model, vector_offset, match_text, speaker, refers_from, refers_to, vector_size)
          ), old AS (
            SELECT m.user_id, m.doc_len FROM memory_turns m JOIN input i USING (user_id, session_id, seq)
          ), upserted AS (
            INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector)
            SELECT user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, to_tsvector('english', match_text),
-                  coalesce(array_length(regexp_split_to_array(trim(match_text), '\\s+'), 1), 0), model, vector::vector
+                  coalesce(array_length(regexp_split_to_array(trim(match_text), '\\s+'), 1), 0), model, ${vectorAt('$15', 'vector_offset', 'vector_size')}
            FROM input
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
@@ -185,11 +187,13 @@ export class PostgresSearchIndex implements SearchIndex {
           turns.map((t) => t.text),
           turns.map((t) => t.timestamp),
           turns.map((t) => t.embeddingModel),
-          turns.map((t) => JSON.stringify(t.vector)),
+          vectors.offsets,
           turns.map((t) => t.matchText),
           turns.map((t) => t.speaker),
           turns.map((t) => t.refers?.from ?? null),
           turns.map((t) => t.refers?.to ?? null),
+          vectors.sizes,
+          vectors.values,
         ],
       );
       for (const r of rows) {

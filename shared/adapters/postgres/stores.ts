@@ -6,6 +6,7 @@ import { conflict, forgetInProgress, sessionEnded } from '../../domain/errors.js
 import { FORGET_IN_PROGRESS } from './forget.js';
 import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
+import { vectorAt, vectorsParam } from './vector-params.js';
 import { PostgresSearchIndex } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
@@ -225,12 +226,13 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
     if (docs.length === 0) return;
+    const vectors = vectorsParam(docs.flatMap((d) => [d.contentVector, d.summaryVector]));
     await this.db.query(
       `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, tsv)
-       SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, r.cv::vector, r.sv::vector,
+       SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, ${vectorAt('$9', 'r.cv', 'r.cv_size')}, ${vectorAt('$9', 'r.sv', 'r.sv_size')},
               to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary'))
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::text[], $8::text[])
-         AS r(user_id, id, session_id, from_seq, doc, model, cv, sv)
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::int[], $8::int[], $10::int[], $11::int[])
+         AS r(user_id, id, session_id, from_seq, doc, model, cv, sv, cv_size, sv_size)
        ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
          content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, tsv = EXCLUDED.tsv`,
       [
@@ -240,8 +242,11 @@ export class PostgresInteractionStore implements InteractionStore {
         docs.map((d) => d.seqRange[0]),
         docs.map(({ contentVector: _c, summaryVector: _s, ...rest }) => JSON.stringify(rest)),
         docs.map((d) => d.embeddingModel),
-        docs.map((d) => JSON.stringify(d.contentVector)),
-        docs.map((d) => JSON.stringify(d.summaryVector)),
+        docs.map((_, i) => vectors.offsets[2 * i]),
+        docs.map((_, i) => vectors.offsets[2 * i + 1]),
+        vectors.values,
+        docs.map((_, i) => vectors.sizes[2 * i]),
+        docs.map((_, i) => vectors.sizes[2 * i + 1]),
       ],
     );
   }
