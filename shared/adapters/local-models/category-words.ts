@@ -17,6 +17,8 @@ type Reading = { kind: 'noun' | 'never' | 'name' | 'verb' } | { kind: 'either'; 
  */
 type Cue = 'determiner' | 'noun' | 'verb' | 'compound' | undefined;
 
+// The shape of compromise's model is its own, not its documented API: package.json pins compromise exactly, and the
+// unit tests of `nouns` fail if an upgrade changes it.
 const model = nlp.model() as unknown as {
   one: { lexicon: Record<string, string | string[]>; tagSet: Record<string, { parents: string[] }> };
   two: { switches: Record<string, string>; suffixPatterns: (Record<string, string> | null)[] };
