@@ -6,6 +6,7 @@ import type { InsightStore, SessionDirectory, SessionSummaryRef } from '../../ap
 import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
 import { sessionSeqRange } from '../../domain/chunking.js';
 import type { Db } from './db.js';
+import { asVector, vectorAt, vectorParam, vectorsParam } from './vector-params.js';
 
 /** The query text as an OR of its English lexemes (as interaction full text does); `$n` is the text parameter. */
 const tsQuery = (n: number) => `(SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM unnest(to_tsvector('english', $${n})))`;
@@ -30,11 +31,12 @@ export class PostgresInsightStore implements InsightStore {
 
   async upsert(docs: readonly InsightDocument[]): Promise<void> {
     if (docs.length === 0) return;
+    const vectors = vectorsParam(docs.map((d) => d.insightVector));
     await this.db.query(
       `INSERT INTO insights (user_id, id, session_id, type, status, category, created_at, doc, embedding_model, vector)
-       SELECT r.user_id, r.id, r.session_id, r.type, r.status, r.category, r.created_at, r.doc, r.model, r.v::vector
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::jsonb[], $9::text[], $10::text[])
-         AS r(user_id, id, session_id, type, status, category, created_at, doc, model, v)
+       SELECT r.user_id, r.id, r.session_id, r.type, r.status, r.category, r.created_at, r.doc, r.model, ${vectorAt('$11', 'r.v', 'r.v_size')}
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::jsonb[], $9::text[], $10::int[], $12::int[])
+         AS r(user_id, id, session_id, type, status, category, created_at, doc, model, v, v_size)
        ON CONFLICT (user_id, id) DO UPDATE SET session_id = EXCLUDED.session_id, type = EXCLUDED.type, status = EXCLUDED.status,
          category = EXCLUDED.category, doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector`,
       [
@@ -47,7 +49,9 @@ export class PostgresInsightStore implements InsightStore {
         docs.map((d) => d.createdAt),
         docs.map(({ insightVector: _v, ...rest }) => JSON.stringify(rest)),
         docs.map((d) => d.embeddingModel),
-        docs.map((d) => JSON.stringify(d.insightVector)),
+        vectors.offsets,
+        vectors.values,
+        vectors.sizes,
       ],
     );
   }
@@ -78,7 +82,7 @@ export class PostgresInsightStore implements InsightStore {
     let order: string;
     if (retriever === 'vector') {
       where.push(`i.embedding_model = ${param(params, query.vector!.model)}`);
-      order = `i.vector <=> ${param(params, JSON.stringify(query.vector!.values))}::vector, i.created_at DESC, i.id`;
+      order = `i.vector <=> ${asVector(param(params, vectorParam(query.vector!.values)))}, i.created_at DESC, i.id`;
     } else {
       const q = tsQuery(params.push(query.text));
       where.push(`i.tsv @@ ${q}`);
@@ -163,7 +167,7 @@ export class PostgresSessionDirectory implements SessionDirectory {
     let order: string;
     if (retriever === 'vector') {
       where.push(`s.summary_vector IS NOT NULL AND s.doc->>'embeddingModel' = ${param(params, query.vector!.model)}`);
-      order = `s.summary_vector <=> ${param(params, JSON.stringify(query.vector!.values))}::vector, s.doc->>'endedAt' DESC, s.session_id`;
+      order = `s.summary_vector <=> ${asVector(param(params, vectorParam(query.vector!.values)))}, s.doc->>'endedAt' DESC, s.session_id`;
     } else {
       const q = tsQuery(params.push(query.text));
       where.push(`s.summary_tsv @@ ${q}`);

@@ -4,6 +4,7 @@ import type { Db } from './db.js';
 import { BM25 } from '../../domain/ranking.js';
 import { asksQuestion } from '../../domain/fact-ranking.js';
 import { Int8Matrix, rerankPool } from './compact-vectors.js';
+import { asVector, vectorParam } from './vector-params.js';
 
 /**
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
@@ -161,11 +162,11 @@ export class SnapshotSearchIndex implements SearchIndex {
   }
 
   private async flush(query: SearchQuery, batch: ReadBatch): Promise<void> {
-    const vector = JSON.stringify(query.vector!.values);
+    const vector = vectorParam(query.vector!.values);
     await Promise.all([
       this.flushTable(batch.turns, (keys) =>
         this.db.query<{ key: string; d0: number | null }>(
-          `SELECT k.session_id || '#' || k.seq AS key, t.vector <=> $4::vector AS d0 FROM unnest($2::text[], $3::int[]) AS k(session_id, seq)
+          `SELECT k.session_id || '#' || k.seq AS key, t.vector <=> ${asVector('$4')} AS d0 FROM unnest($2::text[], $3::int[]) AS k(session_id, seq)
            JOIN memory_turns t ON t.user_id = $1 AND t.session_id = k.session_id AND t.seq = k.seq`,
           [query.userId, keys.map((k) => k.sessionId), keys.map((k) => k.ref), vector],
         ),
@@ -174,7 +175,7 @@ export class SnapshotSearchIndex implements SearchIndex {
       // content's, bit 1 the summary's), so the other vector is not read.
       this.flushTable(batch.windows, (keys, columns) =>
         this.db.query<{ key: string; d0: number | null; d1: number | null }>(
-          `SELECT i.id AS key, CASE WHEN k.columns & 1 <> 0 THEN i.content_vector <=> $4::vector END AS d0, CASE WHEN k.columns & 2 <> 0 THEN i.summary_vector <=> $4::vector END AS d1
+          `SELECT i.id AS key, CASE WHEN k.columns & 1 <> 0 THEN i.content_vector <=> ${asVector('$4')} END AS d0, CASE WHEN k.columns & 2 <> 0 THEN i.summary_vector <=> ${asVector('$4')} END AS d1
            FROM unnest($2::text[], $3::int[]) AS k(id, columns) JOIN interactions i ON i.user_id = $1 AND i.id = k.id`,
           [query.userId, keys.map((k) => String(k.ref)), columns, vector],
         ),

@@ -36,3 +36,7 @@ export function vectorsParam(vectors: readonly (readonly number[])[]): { values:
 
 /** The SQL that slices one vector out of a vectorsParam: `values`, `offset` and `size` are its three parameters' expressions. */
 export const vectorAt = (values: string, offset: string, size: string) => `(${values}::float4[])[${offset} + 1 : ${offset} + ${size}]::vector`;
+
+/** One vector as a parameter (a query's): `asVector` casts its placeholder, so PGlite does not parse it as text. */
+export const vectorParam = (vector: readonly number[]): Buffer => vectorsParam([vector]).values;
+export const asVector = (placeholder: string) => `${placeholder}::float4[]::vector`;
