@@ -102,8 +102,11 @@ export const NAMED_PERIOD_BOOST = 1;
  * (README, Fact search). A mild factor: a turn that asks may still say something ("I moved last week. Any tips?").
  */
 export const ASKING_TURN_FACTOR = 0.9;
-/** Whether a turn's text ends by asking a question: its last character, trailing spaces aside, is a question mark. */
-export const asksQuestion = (text: string): boolean => text.trimEnd().endsWith('?');
+/**
+ * Whether a turn's text ends by asking a question: its last character, trailing ASCII whitespace aside, is a question
+ * mark. ASCII only, so the snapshots' SQL (`rtrim` of the same characters) reads every row the same way.
+ */
+export const asksQuestion = (text: string): boolean => /\?[ \t\n\r\f\v]*$/.test(text);
 /**
  * Weight of the insight and session-summary rankings, times RANKING_WEIGHTS, on the same RRF scale as turns and
  * windows. An insight is one distilled statement about the user, as precise as a turn: full weight. A session summary

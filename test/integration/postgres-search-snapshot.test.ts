@@ -55,8 +55,8 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
   const write = async (userId: string, from: number, to: number) => {
     const turns: IndexedTurn[] = [];
     for (let i = from; i < to; i++) {
-      // Every third turn ends by asking, which hits carry (asks).
-      const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}${i % 3 ? '' : '?'}`;
+      // Every third turn ends by asking, which hits carry (asks); every sixth with a line break after the question mark.
+      const text = `${i % 2 ? 'assistant' : 'user'}: ${sentence()}${i % 3 ? '' : i % 6 ? '?' : '?\n'}`;
       // Every fourth turn refers to a period ("last week"), which hits carry.
       const refers = i % 4 === 0 ? { refers: { from: at(i - 60), to: at(i - 30) } } : {};
       turns.push({ userId, sessionId: `s${i % 5}`, seq: i + 1, turnId: `t${i}`, agentId: i % 3 ? 'agent-a' : 'agent-b', speaker: 'user', text, matchText: `${sentence()}\n${text}`, timestamp: at(i), ...refers, embeddingModel: MODEL, vector: vector() });
@@ -111,6 +111,14 @@ async function ranked(search: SearchIndex, query: SearchQuery, list: (typeof LIS
 }
 
 /** A list's hits with what their facts show, as SearchIndex.show reads it (for hits ranked without it). */
+/** What fact search needs besides the index: an embedder that answers every query with `queryVector`. */
+const searchDeps = (search: SearchIndex, queryVector: number[]) => ({
+  search,
+  embedder: { model: MODEL, dimensions: DIMS, embed: async (texts: readonly string[]) => texts.map(() => queryVector) },
+  memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 },
+  clock: { now: () => new Date(at(200)) },
+});
+
 async function shown(search: SearchIndex, userId: string, hits: (TurnHit | WindowHit)[]): Promise<(TurnHit | WindowHit)[]> {
   const read = await search.show(userId, { turns: hits.filter((h) => h.kind === 'turn'), interactions: hits.filter((h) => h.kind === 'interaction') });
   return [...read.turns, ...read.interactions];
@@ -134,7 +142,7 @@ describe('in-process search snapshots (PGlite)', () => {
           expect(await shown(snapshot, 'u', got)).toEqual(expected);
           for (const h of expected) {
             if (h.kind !== 'turn') continue;
-            expect(h.asks === true).toBe(h.shown!.text.endsWith('?'));
+            expect(h.asks === true).toBe(h.shown!.text.trimEnd().endsWith('?'));
             if (h.asks) asking++;
             if (!h.refers) continue;
             referring++;
@@ -196,12 +204,7 @@ describe('in-process search snapshots (PGlite)', () => {
       },
     };
     const queryVector = vector();
-    const deps = (search: SearchIndex) => ({
-      search,
-      embedder: { model: MODEL, dimensions: DIMS, embed: async (texts: readonly string[]) => texts.map(() => queryVector) },
-      memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 },
-      clock: { now: () => new Date(at(200)) },
-    });
+    const deps = (search: SearchIndex) => searchDeps(search, queryVector);
     const bodies = [
       ...QUERIES.map((query) => ({ query, topK: 8 })),
       { query: 'painting at the lake in January 2026', topK: 5 }, // a named period: boosts by each fact's time
@@ -246,12 +249,7 @@ describe('in-process search snapshots (PGlite)', () => {
       },
     };
     const queryVector = vector();
-    const deps = (search: SearchIndex) => ({
-      search,
-      embedder: { model: MODEL, dimensions: DIMS, embed: async (texts: readonly string[]) => texts.map(() => queryVector) },
-      memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 },
-      clock: { now: () => new Date(at(200)) },
-    });
+    const deps = (search: SearchIndex) => searchDeps(search, queryVector);
     const bodies = [
       ...QUERIES.map((query) => ({ query, topK: 8 })),
       { query: 'dogs hiking camp', topK: 5, sessionId: 's2' },

@@ -470,7 +470,7 @@ class SearchSnapshots {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
       const rows = await this.db.query<TurnLoaded>(
-        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text), 1) AS last_char, t.embedding_model,
+        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text, ' \t\n\r\f\v'), 1) AS last_char, t.embedding_model,
                 encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
          FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev LIMIT ${CHUNK}`,
         [userId, snapshot.turnsRev],
@@ -504,7 +504,7 @@ type TurnLoaded = Loaded & {
   occurred_at: Date | string;
   refers_from: Date | string | null;
   refers_to: Date | string | null;
-  /** The text's last character, trailing spaces aside: enough to tell whether the turn asks (asksQuestion). */
+  /** The text's last character, trailing whitespace aside (asksQuestion's): enough to tell whether the turn asks. */
   last_char: string;
 };
 type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; seq_range: [number, number]; started_at: string; summary_vector: string };
