@@ -11,6 +11,7 @@ import { renderToolCalls, renderTranscript } from '../domain/turns.js';
 import type { ForgetStore } from './forget-ports.js';
 import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
+import { addFacts, FACTS_VARIANT, factsOf } from './scratch-facts.js';
 
 /** What applying events needs: the stores it writes and the embedder; never a chat model. */
 export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder' | 'categories'>;
@@ -200,25 +201,37 @@ async function writeDerived(
   const categories = deps.categories ? await deps.categories.categories(turnTexts) : [];
   const texts = [...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts, ...(summary ? [summary.data.summary] : [])];
   if (texts.length === 0) return {};
+  // SCRATCH: facts per turn, "I" as the speaker, "you" as the nearest other speaker before (else after) the turn.
+  const spoken = [...earlier, ...newTurns];
+  const facts = FACTS_VARIANT
+    ? newTurns.map((t, i) => {
+        const at = earlier.length + i;
+        const other = (u: TurnAppended) => speakerOf(u) !== speakerOf(t);
+        const addressee = spoken.slice(0, at).reverse().find(other) ?? spoken.slice(at + 1).find(other);
+        return t.data.content ? factsOf(t.data.content, { speaker: speakerOf(t), addressee: addressee && speakerOf(addressee) }) : [];
+      })
+    : [];
 
   const vectors = await deps.embedder.embed(texts);
   await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: vectors[2 * i]!, summaryVector: vectors[2 * i + 1]! })));
   const offset = 2 * drafts.length;
-  await deps.search.indexTurns(
-    newTurns.map((t, i) => ({
+  const indexed = newTurns.map((t, i) => ({
       ...key,
       seq: t.metadata.seq,
       turnId: t.data.turnId,
       ...(t.data.agentId && { agentId: t.data.agentId }),
       speaker: speakerOf(t),
       text: turnTexts[i]!,
-      matchText: [matchTexts[i]!, ...(referred[i]?.refers ? [periodWords(referred[i].refers)] : []), ...(categories[i]?.length ? [categories[i].join(' ')] : [])].join('\n'),
+      matchText: [matchTexts[i]!, ...(referred[i]?.refers ? [periodWords(referred[i].refers)] : []), ...(categories[i]?.length ? [categories[i].join(' ')] : []), ...(FACTS_VARIANT === 'match' ? facts[i] ?? [] : [])].join('\n'),
       timestamp: t.data.timestamp,
       ...referred[i],
       embeddingModel: deps.embedder.model,
       vector: vectors[offset + i]!,
-    })),
-  );
+    }));
+  await deps.search.indexTurns(indexed);
+  if (FACTS_VARIANT.startsWith('list')) {
+    indexed.forEach((t, i) => addFacts(t, facts[i] ?? [], [referred[i]?.refers ? periodWords(referred[i].refers) : '', FACTS_VARIANT === 'list-categories' ? (categories[i] ?? []).join(' ') : ''].join(' ')));
+  }
   return summary ? { summaryVector: vectors.at(-1)! } : {};
 }
 

@@ -6,6 +6,7 @@ import type { Deps } from './ports.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit, TurnHit, WindowHit } from './search-ports.js';
 import type { Viewer } from '../domain/scopes.js';
 import { searchMemories, type ArtifactDeps, type MemoryHit } from './artifacts.js';
+import { FACTS_VARIANT, rankFactList } from './scratch-facts.js';
 
 type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Partial<Pick<ArtifactDeps, 'detail'>> & Partial<Pick<Deps, 'insights' | 'directory'>>;
 
@@ -38,7 +39,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     filters: { ...(body.sessionId && { sessionId: body.sessionId }), ...(body.agentId && { agentId: body.agentId }), ...(body.from && { from: body.from }), ...(body.to && { to: body.to }) },
   };
 
-  const windowRankings: Ranking[] = [...retrievers, ...(retrievers.includes('vector') ? (['summaryVector'] as const) : [])];
+  const windowRankings: Exclude<Ranking, 'facts'>[] = [...retrievers, ...(retrievers.includes('vector') ? (['summaryVector'] as const) : [])];
   const detail = deps.detail;
   const searches = Promise.all([
     sources.has('turns') ? Promise.all(retrievers.map((r) => deps.search.turns(query, r))) : Promise.resolve([] as TurnHit[][]),
@@ -49,7 +50,12 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last week")
   // are the asker's, so read from now (reading them from the user's latest turn measured worse: README, Fact search).
   const period = periodNamedIn(body.query, deps.clock.now());
-  const [rankedTurns, rankedWindows, artifacts, { insights, summaries }] = await searches;
+  const [foundTurns, rankedWindows, artifacts, { insights, summaries }] = await searches;
+  // SCRATCH: the fact list, one more full-text turn list.
+  const withFacts = FACTS_VARIANT.startsWith('list') && sources.has('turns') && retrievers.includes('fulltext');
+  const named = FACTS_VARIANT === 'list-names' ? namedParticipant(body.query, speakers) : undefined;
+  const rankedTurns = withFacts ? [...foundTurns, rankFactList(userId, named ? `${text} ${named}` : text, query.limit)] : foundTurns;
+  const turnRankings: Ranking[] = withFacts ? [...retrievers, 'facts'] : retrievers;
   // A hit ranked without what it shows (a vector list on Cosmos, search snapshots) takes it from another list's hit of
   // the same row, if one has it: only the rest is read, below.
   const turnLists = withShown(rankedTurns, turnFactId);
@@ -62,7 +68,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   for (const hits of [...turnLists, ...windowLists]) for (const h of hits) if (!h.shown) unshown.set(h.kind === 'turn' ? turnFactId(h) : h.id, h);
   const ranked = rankFacts(
     {
-      turns: lists(turnLists, retrievers, turnCandidate),
+      turns: lists(turnLists, turnRankings, turnCandidate),
       interactions: lists(windowLists, windowRankings, windowCandidate),
       // The artifact search applies the viewer, not the query's filters: applied here.
       artifacts: artifacts.filter((a) => matchesFilters(a, query.filters)).map(artifactFact),

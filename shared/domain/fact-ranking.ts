@@ -13,7 +13,7 @@ import { countTokens } from './tokens.js';
 export type FactDraft = Omit<Fact, 'score' | 'tokens'>;
 
 /** What ranked a list: a retriever, or (interactions only) the vector of their summaries. */
-export type Ranking = Retriever | 'summaryVector';
+export type Ranking = Retriever | 'summaryVector' | 'facts';
 
 /** One ranked list, best first, and the ranking that made it (its weight in the fusion). */
 export interface RankedList<T> {
@@ -72,7 +72,7 @@ export const candidatePool = (topK: number): number => Math.max(POOL, topK * 3);
  * Weight of each ranking in the fusion. Full text leads: on LoCoMo turn retrieval BM25 alone beats the offline
  * sentence encoder alone by a wide margin (see README, Fact search), and an equal vote lets weak vector ranks dilute it.
  */
-export const RANKING_WEIGHTS: Readonly<Record<Ranking, number>> = { fulltext: 1, vector: 0.35, summaryVector: 0.35 };
+export const RANKING_WEIGHTS: Readonly<Record<Ranking, number>> = { fulltext: 1, vector: 0.35, summaryVector: 0.35, facts: Number(process.env.FACTS_WEIGHT ?? 1) };
 /**
  * How much a window's fused score lends to each of its turns: a turn in a matching stretch of conversation is more
  * likely relevant. Full weight measured slightly better on LoCoMo than half (R@10 +0.004, R@25 +0.002 in-memory).

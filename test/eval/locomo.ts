@@ -192,6 +192,7 @@ try {
   console.log(`hybrid search latency over HTTP: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (n=${latencies.length})`);
   for (const r of contextRatios) console.log(`context at the end of ${r.conversation}: ${r.contextTokens} tokens vs ${r.conversationTokens} for the whole conversation (${((100 * r.contextTokens) / r.conversationTokens).toFixed(1)}%)`);
   console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
+  console.log(`SCRATCH facts: ${JSON.stringify((await import('../../shared/application/scratch-facts.js')).factStats)}`);
   const reportDir = join(process.cwd(), '.eval');
   mkdirSync(reportDir, { recursive: true });
   const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
