@@ -7,16 +7,15 @@ import { FORGET_IN_PROGRESS } from './forget.js';
 import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
 import { vectorAt, vectorsParam } from './vector-params.js';
+import { isSqlState, WriteGroups, type GroupOutcome } from './write-groups.js';
 import { PostgresSearchIndex } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
-/** An append waiting for the next grouped write (PGlite). */
-interface WaitingAppend {
+/** An append, as it waits for the next grouped write (PGlite). */
+interface PendingAppend {
   key: SessionKey;
   drafts: readonly EventDraft[];
   recordedAt: Date;
-  resolve: (outcomes: AppendOutcome[]) => void;
-  reject: (error: unknown) => void;
 }
 
 /** Bounds of one grouped append statement. */
@@ -38,15 +37,19 @@ const outcomesOf = (drafts: readonly EventDraft[], rows: readonly { seq: number;
     return { seq: r.seq, duplicate: r.duplicate, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }) };
   });
 
-/** An error the database raised (it carries a SQLSTATE): the statement was rolled back. */
-const isSqlState = (error: unknown) => typeof (error as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
-
 /** append_events refuses a turn after the session's end request with SQLSTATE AM409 (migration 12). */
 const SESSION_ENDED = 'AM409';
 
 export class PostgresEventStore implements EventStore, ChangeFeed {
-  private waiting: WaitingAppend[] = [];
-  private writing = false;
+  private readonly groups = new WriteGroups<PendingAppend, AppendOutcome[]>({
+    alone: (a) => this.appendAlone(a.key, a.drafts, a.recordedAt),
+    group: (appends) => this.appendGroup(appends),
+    take: (appends) => {
+      let events = 0;
+      const size = appends.findIndex((a, i) => i >= GROUP_MAX_APPENDS || (events += a.drafts.length) > GROUP_MAX_EVENTS);
+      return size === -1 ? appends.length : size;
+    },
+  });
 
   constructor(private readonly db: Db) {}
 
@@ -60,12 +63,7 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
    */
   async append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
     if (this.db.kind !== 'pglite' || drafts.length === 0) return this.appendAlone(key, drafts, recordedAt);
-    return new Promise<AppendOutcome[]>((resolve, reject) => {
-      this.waiting.push({ key, drafts, recordedAt, resolve, reject });
-      if (this.writing) return;
-      this.writing = true;
-      setImmediate(() => void this.writeWaiting());
-    });
+    return this.groups.add({ key, drafts, recordedAt });
   }
 
   private async appendAlone(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
@@ -82,27 +80,12 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
     }
   }
 
-  private async writeWaiting(): Promise<void> {
-    try {
-      while (this.waiting.length > 0) {
-        let events = 0;
-        const size = this.waiting.findIndex((a, i) => i >= GROUP_MAX_APPENDS || (events += a.drafts.length) > GROUP_MAX_EVENTS);
-        const group = this.waiting.splice(0, Math.max(1, size === -1 ? this.waiting.length : size));
-        if (group.length > 1 && (await this.appendGroup(group))) continue;
-        for (const a of group) await this.appendAlone(a.key, a.drafts, a.recordedAt).then(a.resolve, a.reject);
-      }
-    } finally {
-      this.writing = false;
-    }
-  }
-
   /**
-   * Writes a group with one statement: append_events once per append, in order (UNION ALL runs its branches in
-   * order). Returns false when the database refused the statement — then it was rolled back and nothing of it was
-   * written, and the caller appends each one alone. Any other failure (the outcome of a statement that may have
-   * committed is unknown) goes to every caller of the group, as it would for a single append.
+   * Writes a group with one statement: append_events once per append, in order (UNION ALL runs its branches in order).
+   * Refused when the database refused the statement (it was rolled back, nothing of it written) or it could not be
+   * encoded.
    */
-  private async appendGroup(group: readonly WaitingAppend[]): Promise<boolean> {
+  private async appendGroup(group: readonly PendingAppend[]): Promise<GroupOutcome<AppendOutcome[]>> {
     const params: unknown[] = [];
     let sql: string;
     try {
@@ -112,24 +95,21 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
       });
       sql = `${branches.join('\nUNION ALL\n')}\nORDER BY g, n`;
     } catch {
-      return false; // an append that cannot be encoded: nothing was sent; alone, it fails on its own
+      return 'refused'; // an append that cannot be encoded: nothing was sent; alone, it fails on its own
     }
     let rows: { g: number; seq: number; duplicate: boolean }[];
     try {
       rows = await this.db.query(sql, params);
     } catch (error) {
-      if (isSqlState(error)) return false;
-      for (const a of group) a.reject(error);
-      return true;
+      if (isSqlState(error)) return 'refused';
+      throw error;
     }
     const byGroup = group.map(() => [] as typeof rows);
     for (const r of rows) byGroup[r.g]?.push(r);
-    group.forEach((a, g) => {
+    return group.map((a, g) => {
       const mine = byGroup[g]!;
-      if (mine.length === a.drafts.length) a.resolve(outcomesOf(a.drafts, mine));
-      else a.reject(new Error(`append_events returned ${mine.length} rows for ${a.drafts.length} events`));
+      return mine.length === a.drafts.length ? outcomesOf(a.drafts, mine) : new Error(`append_events returned ${mine.length} rows for ${a.drafts.length} events`);
     });
-    return true;
   }
 
   async read(key: SessionKey, afterSeq: number, limit = 100_000): Promise<MemoryEvent[]> {
