@@ -4,7 +4,6 @@ import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '
 import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
 import { asVector, vectorAt, vectorParam, vectorsParam } from './vector-params.js';
-import { isSqlState, WriteGroups } from './write-groups.js';
 import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
@@ -117,9 +116,6 @@ interface NearestSpec {
 }
 
 
-/** The most turns one grouped turn-index write takes (PGlite; see indexTurns). */
-const GROUP_MAX_TURNS = 512;
-
 /** PGlite analyzes the search tables once this many turns have been indexed, then each time they double. */
 const ANALYZE_FIRST_AFTER_TURNS = 1_000;
 
@@ -132,24 +128,6 @@ export class PostgresSearchIndex implements SearchIndex {
   /** Turns indexed by this process: in all, and when the tables were last analyzed (PGlite). */
   private indexed = 0;
   private analyzedAt = 0;
-  private readonly turnGroups = new WriteGroups<readonly IndexedTurn[], void>({
-    alone: (turns) => this.writeTurns(turns),
-    group: async (calls) => {
-      try {
-        await this.writeTurns(calls.flat());
-      } catch (error) {
-        // Rolled back (e.g. two calls with the same turn: ON CONFLICT cannot update a row twice): each is written alone.
-        if (isSqlState(error)) return 'refused';
-        throw error;
-      }
-      return calls.map(() => undefined);
-    },
-    take: (calls) => {
-      let turns = 0;
-      const size = calls.findIndex((c) => (turns += c.length) > GROUP_MAX_TURNS);
-      return size === -1 ? calls.length : size;
-    },
-  });
 
   /** `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows. */
   constructor(
@@ -161,16 +139,10 @@ export class PostgresSearchIndex implements SearchIndex {
 
   /**
    * Upserts turns, their postings (the inverted index BM25 reads) and the user's BM25 statistics, in one transaction.
-   * A turn indexed again first loses its old postings. On PGlite the calls of projections running together (their
-   * embeddings come back from one batch) share that transaction: its three statements and commit cost about 5 ms
-   * however few turns they carry.
+   * A turn indexed again first loses its old postings.
    */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     if (turns.length === 0) return;
-    return this.db.kind === 'pglite' ? this.turnGroups.add(turns) : this.writeTurns(turns);
-  }
-
-  private async writeTurns(turns: readonly IndexedTurn[]): Promise<void> {
     const keys = [turns.map((t) => t.userId), turns.map((t) => t.sessionId), turns.map((t) => t.seq)];
     const vectors = vectorsParam(turns.map((t) => t.vector));
     await this.db.transaction(async (tx) => {

@@ -7,15 +7,16 @@ import { FORGET_IN_PROGRESS } from './forget.js';
 import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
 import { vectorAt, vectorsParam } from './vector-params.js';
-import { isSqlState, WriteGroups, type GroupOutcome } from './write-groups.js';
 import { PostgresSearchIndex } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
-/** An append, as it waits for the next grouped write (PGlite). */
-interface PendingAppend {
+/** An append waiting for the next grouped write (PGlite). */
+interface WaitingAppend {
   key: SessionKey;
   drafts: readonly EventDraft[];
   recordedAt: Date;
+  resolve: (outcomes: AppendOutcome[]) => void;
+  reject: (error: unknown) => void;
 }
 
 /** Bounds of one grouped append statement. */
@@ -37,19 +38,15 @@ const outcomesOf = (drafts: readonly EventDraft[], rows: readonly { seq: number;
     return { seq: r.seq, duplicate: r.duplicate, ...(draft.type === 'TurnAppended' && { turnId: draft.data.turnId }) };
   });
 
+/** An error the database raised (it carries a SQLSTATE): the statement was rolled back. */
+const isSqlState = (error: unknown) => typeof (error as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+
 /** append_events refuses a turn after the session's end request with SQLSTATE AM409 (migration 12). */
 const SESSION_ENDED = 'AM409';
 
 export class PostgresEventStore implements EventStore, ChangeFeed {
-  private readonly groups = new WriteGroups<PendingAppend, AppendOutcome[]>({
-    alone: (a) => this.appendAlone(a.key, a.drafts, a.recordedAt),
-    group: (appends) => this.appendGroup(appends),
-    take: (appends) => {
-      let events = 0;
-      const size = appends.findIndex((a, i) => i >= GROUP_MAX_APPENDS || (events += a.drafts.length) > GROUP_MAX_EVENTS);
-      return size === -1 ? appends.length : size;
-    },
-  });
+  private waiting: WaitingAppend[] = [];
+  private writing = false;
 
   constructor(private readonly db: Db) {}
 
@@ -63,7 +60,12 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
    */
   async append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
     if (this.db.kind !== 'pglite' || drafts.length === 0) return this.appendAlone(key, drafts, recordedAt);
-    return this.groups.add({ key, drafts, recordedAt });
+    return new Promise<AppendOutcome[]>((resolve, reject) => {
+      this.waiting.push({ key, drafts, recordedAt, resolve, reject });
+      if (this.writing) return;
+      this.writing = true;
+      setImmediate(() => void this.writeWaiting());
+    });
   }
 
   private async appendAlone(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
@@ -80,12 +82,27 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
     }
   }
 
+  private async writeWaiting(): Promise<void> {
+    try {
+      while (this.waiting.length > 0) {
+        let events = 0;
+        const size = this.waiting.findIndex((a, i) => i >= GROUP_MAX_APPENDS || (events += a.drafts.length) > GROUP_MAX_EVENTS);
+        const group = this.waiting.splice(0, Math.max(1, size === -1 ? this.waiting.length : size));
+        if (group.length > 1 && (await this.appendGroup(group))) continue;
+        for (const a of group) await this.appendAlone(a.key, a.drafts, a.recordedAt).then(a.resolve, a.reject);
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
   /**
-   * Writes a group with one statement: append_events once per append, in order (UNION ALL runs its branches in order).
-   * Refused when the database refused the statement (it was rolled back, nothing of it written) or it could not be
-   * encoded.
+   * Writes a group with one statement: append_events once per append, in order (UNION ALL runs its branches in
+   * order). Returns false when the database refused the statement — then it was rolled back and nothing of it was
+   * written, and the caller appends each one alone. Any other failure (the outcome of a statement that may have
+   * committed is unknown) goes to every caller of the group, as it would for a single append.
    */
-  private async appendGroup(group: readonly PendingAppend[]): Promise<GroupOutcome<AppendOutcome[]>> {
+  private async appendGroup(group: readonly WaitingAppend[]): Promise<boolean> {
     const params: unknown[] = [];
     let sql: string;
     try {
@@ -95,21 +112,24 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
       });
       sql = `${branches.join('\nUNION ALL\n')}\nORDER BY g, n`;
     } catch {
-      return 'refused'; // an append that cannot be encoded: nothing was sent; alone, it fails on its own
+      return false; // an append that cannot be encoded: nothing was sent; alone, it fails on its own
     }
     let rows: { g: number; seq: number; duplicate: boolean }[];
     try {
       rows = await this.db.query(sql, params);
     } catch (error) {
-      if (isSqlState(error)) return 'refused';
-      throw error;
+      if (isSqlState(error)) return false;
+      for (const a of group) a.reject(error);
+      return true;
     }
     const byGroup = group.map(() => [] as typeof rows);
     for (const r of rows) byGroup[r.g]?.push(r);
-    return group.map((a, g) => {
+    group.forEach((a, g) => {
       const mine = byGroup[g]!;
-      return mine.length === a.drafts.length ? outcomesOf(a.drafts, mine) : new Error(`append_events returned ${mine.length} rows for ${a.drafts.length} events`);
+      if (mine.length === a.drafts.length) a.resolve(outcomesOf(a.drafts, mine));
+      else a.reject(new Error(`append_events returned ${mine.length} rows for ${a.drafts.length} events`));
     });
+    return true;
   }
 
   async read(key: SessionKey, afterSeq: number, limit = 100_000): Promise<MemoryEvent[]> {
