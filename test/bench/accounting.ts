@@ -1,6 +1,7 @@
 import type { Runtime } from '../../shared/platform/composition.js';
 import type { Db, Queryable } from '../../shared/adapters/postgres/db.js';
 import { dbOf } from './projection-control.js';
+import { PGlite } from '@electric-sql/pglite';
 import { now } from './stats.js';
 
 /** What each statement the adapters send is for (matched on the SQL text; anything else is named by its table). */
@@ -57,9 +58,14 @@ class Busy {
 
 export interface Accounting {
   wallMs: number;
-  /** Per category: statements and milliseconds spent executing them (PGlite runs one statement at a time). */
-  byCategory: Map<string, { count: number; ms: number }>;
+  /**
+   * Per category: statements, milliseconds from start to answer (other work of the thread may interleave), and
+   * milliseconds inside PGlite's synchronous execution (`execProtocolRawSync`: Postgres in WASM, nothing interleaves).
+   */
+  byCategory: Map<string, { count: number; ms: number; wasmMs: number }>;
   totalMs: number;
+  /** Milliseconds inside PGlite's synchronous execution, all statements. */
+  wasmMs: number;
   /** Model calls: count and busy wall time (union of overlapping calls). `chat` includes the embeddings it asks for itself. */
   models: { embed: { calls: number; ms: number }; chat: { calls: number; ms: number }; any: { ms: number } };
   /** Interaction documents written (one per full window). */
@@ -75,29 +81,47 @@ export interface Accounting {
 export function accountRuntime(runtime: Runtime): () => Accounting {
   const db = dbOf(runtime);
   const undo: (() => void)[] = [];
-  const byCategory = new Map<string, { count: number; ms: number }>();
+  const byCategory = new Map<string, { count: number; ms: number; wasmMs: number }>();
+  const entry = (category: string) => {
+    const c = byCategory.get(category) ?? { count: 0, ms: 0, wasmMs: 0 };
+    byCategory.set(category, c);
+    return c;
+  };
+  // The statement running (statements pass one at a time through the FIFO below), so PGlite's synchronous execution is
+  // charged to it.
+  const IDLE = 'other: outside a statement';
+  let running = IDLE;
   const embedBusy = new Busy();
   const chatBusy = new Busy();
   const anyBusy = new Busy();
   if (db) {
     const query = db.query;
     let tail: Promise<unknown> = Promise.resolve();
-    const count = (sql: string, ms: number) => {
-      const category = categorize(sql);
-      const c = byCategory.get(category) ?? { count: 0, ms: 0 };
-      c.count += 1;
-      c.ms += ms;
-      byCategory.set(category, c);
-    };
-    // Model inference runs on the model threads (or a hosted endpoint), so a statement's time is its own.
     const timed = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
+      const c = entry(categorize(sql));
       const t0 = now();
+      const outer = running;
+      running = categorize(sql);
       try {
         return await run();
       } finally {
-        count(sql, now() - t0);
+        running = outer;
+        c.count += 1;
+        c.ms += now() - t0;
       }
     };
+    // Every statement ends in this synchronous call (the wire protocol run by Postgres in WASM): its time is the
+    // statement's own, whatever the thread does between the statement's start and its answer.
+    const sync = PGlite.prototype.execProtocolRawSync;
+    PGlite.prototype.execProtocolRawSync = function (this: PGlite, message: Uint8Array) {
+      const t0 = now();
+      try {
+        return sync.call(this, message);
+      } finally {
+        entry(running).wasmMs += now() - t0;
+      }
+    };
+    undo.push(() => (PGlite.prototype.execProtocolRawSync = sync));
     const queued = <T>(run: () => Promise<T>): Promise<T> => {
       const next = tail.then(run);
       tail = next.catch(() => undefined);
@@ -106,12 +130,18 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
     db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => queued(() => timed(sql, () => query.call(db, sql, params) as Promise<T[]>))) as typeof db.query;
     // A transaction holds PGlite for its duration: it is queued whole, and each of its statements timed.
     const transaction = db.transaction;
+    // Its BEGIN and COMMIT are charged to the transactions' own row.
     db.transaction = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      queued<T>(() =>
-        transaction.call<Db, [(tx: Queryable) => Promise<T>], Promise<T>>(db, (tx) =>
-          fn({ query: (sql, params) => timed(sql, () => tx.query(sql, params)), exec: (sql) => timed(sql, () => tx.exec(sql)) }),
-        ),
-      );
+      queued<T>(async () => {
+        running = 'transactions: BEGIN, COMMIT';
+        try {
+          return await transaction.call<Db, [(tx: Queryable) => Promise<T>], Promise<T>>(db, (tx) =>
+            fn({ query: (sql, params) => timed(sql, () => tx.query(sql, params)), exec: (sql) => timed(sql, () => tx.exec(sql)) }),
+          );
+        } finally {
+          running = IDLE;
+        }
+      });
     undo.push(() => (db.query = query), () => (db.transaction = transaction));
   }
 
@@ -136,10 +166,12 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
   return () => {
     undo.reverse().forEach((u) => u());
     const totalMs = [...byCategory].reduce((s, [k, c]) => (k.startsWith('bench:') ? s : s + c.ms), 0);
+    const wasmMs = [...byCategory].reduce((s, [k, c]) => (k.startsWith('bench:') ? s : s + c.wasmMs), 0);
     return {
       wallMs: now() - start,
       byCategory,
       totalMs,
+      wasmMs,
       models: { embed: { calls: embedBusy.calls, ms: embedBusy.elapsed() }, chat: { calls: chatBusy.calls, ms: chatBusy.elapsed() }, any: { ms: anyBusy.elapsed() } },
       windows,
     };
@@ -148,17 +180,17 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
 
 /** One line per category, normalised per appended turn. */
 export function formatAccounting(a: Accounting, turns: number, title: string): string {
-  const rows = [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).sort((x, y) => y[1].ms - x[1].ms);
+  const rows = [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).sort((x, y) => y[1].wasmMs - x[1].wasmMs);
   const perTurn = (ms: number) => (ms / turns).toFixed(3);
   const lines = [
     `  ${title}: ${turns} turns, ${a.windows} windows, ${(a.wallMs / 1000).toFixed(2)} s from first append until projected`,
-    `    PGlite busy ${(a.totalMs / 1000).toFixed(2)} s = ${perTurn(a.totalMs)} ms/turn; model calls busy ${(a.models.any.ms / 1000).toFixed(2)} s = ${perTurn(a.models.any.ms)} ms/turn ` +
+    `    PGlite busy ${(a.totalMs / 1000).toFixed(2)} s = ${perTurn(a.totalMs)} ms/turn, of which executing in WASM ${(a.wasmMs / 1000).toFixed(2)} s = ${perTurn(a.wasmMs)} ms/turn; model calls busy ${(a.models.any.ms / 1000).toFixed(2)} s = ${perTurn(a.models.any.ms)} ms/turn ` +
       `(embed: ${a.models.embed.calls} calls, ${perTurn(a.models.embed.ms)} ms/turn; chat: ${a.models.chat.calls} calls, ${perTurn(a.models.chat.ms)} ms/turn incl. its own embeds)`,
-    `    ${'statement'.padEnd(40)} ${'per turn'.padStart(9)} ${'≈ms/stmt'.padStart(8)} ${'≈ms/turn'.padStart(8)} ${'share'.padStart(6)}   (≈: other work of this thread may interleave)`,
+    `    ${'statement'.padEnd(40)} ${'per turn'.padStart(9)} ${'≈ms/stmt'.padStart(8)} ${'≈ms/turn'.padStart(8)} ${'wasm/stmt'.padStart(9)} ${'wasm/turn'.padStart(9)} ${'share'.padStart(6)}   (≈: start to answer, other work of this thread may interleave; wasm: executing, of all wasm)`,
   ];
   for (const [name, c] of rows) {
     lines.push(
-      `    ${name.padEnd(40)} ${(c.count / turns).toFixed(3).padStart(9)} ${(c.ms / c.count).toFixed(3).padStart(8)} ${perTurn(c.ms).padStart(8)} ${`${((100 * c.ms) / a.totalMs).toFixed(0)}%`.padStart(6)}`,
+      `    ${name.padEnd(40)} ${(c.count / turns).toFixed(3).padStart(9)} ${(c.ms / (c.count || 1)).toFixed(3).padStart(8)} ${perTurn(c.ms).padStart(8)} ${(c.wasmMs / (c.count || 1)).toFixed(3).padStart(9)} ${perTurn(c.wasmMs).padStart(9)} ${`${((100 * c.wasmMs) / (a.wasmMs || 1)).toFixed(0)}%`.padStart(6)}`,
     );
   }
   return lines.join('\n');
@@ -169,10 +201,11 @@ export const accountingJson = (a: Accounting, turns: number) => ({
   windows: a.windows,
   wallMs: Math.round(a.wallMs),
   pgliteMsPerTurn: Number((a.totalMs / turns).toFixed(4)),
+  pgliteWasmMsPerTurn: Number((a.wasmMs / turns).toFixed(4)),
   modelMsPerTurn: Number((a.models.any.ms / turns).toFixed(4)),
   embedCalls: a.models.embed.calls,
   chatCalls: a.models.chat.calls,
   statementsPerTurn: Object.fromEntries(
-    [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).map(([k, c]) => [k, { statements: Number((c.count / turns).toFixed(3)), ms: Number((c.ms / turns).toFixed(4)) }]),
+    [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).map(([k, c]) => [k, { statements: Number((c.count / turns).toFixed(3)), ms: Number((c.ms / turns).toFixed(4)), wasmMs: Number((c.wasmMs / turns).toFixed(4)) }]),
   ),
 });

@@ -70,8 +70,9 @@ export function summarizeProfile(profile: CpuProfile): ProfileSummary {
   const votes = new Map<string, Map<string, number>>();
   for (const n of profile.nodes) {
     if (!n.callFrame.url.startsWith('wasm://')) continue;
+    // Past the WASM frames and the unnamed JS-to-WASM trampolines (a side module such as pgvector is entered through them).
     let p = parent.get(n.id);
-    while (p !== undefined && byId.get(p)!.callFrame.url.startsWith('wasm://')) p = parent.get(p);
+    while (p !== undefined && /^(wasm:\/\/|$)/.test(byId.get(p)!.callFrame.url)) p = parent.get(p);
     const caller = p === undefined ? '' : byId.get(p)!.callFrame.url;
     if (!caller) continue;
     const owner = wasmOwner(caller);

@@ -7,7 +7,8 @@
  *            offered over HTTP at a steady rate for a while; every second the backlog (events not yet projected) and
  *            the RSS are sampled; after the load, the time until the backlog is drained. Then where the time went:
  *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
- *            calls as the scripted server saw them, and an HNSW probe (the turn index's insert with and without it).
+ *            calls as the scripted server saw them, and insert probes (the turn index's and the interactions' rows inserted with
+ *            every index and without each).
  *   offline  The offline models: a backlog appended first, then projected alone (turns/s), against the embedder's
  *            own throughput on the same texts, alone, with one model thread and with MODEL_THREADS.
  *
@@ -192,28 +193,37 @@ async function hosted(): Promise<void> {
     `    scripted server: ${seen.embeddingRequests} embedding requests, ${seen.embeddingTexts} texts (mean ${round(seen.embeddingTexts / (seen.embeddingRequests || 1), 1)}, ` +
       `max ${seen.maxTextsPerRequest} per request); ${seen.chatRequests} chat requests; model calls that failed (timeouts included): ${failedModelCalls(runtime)}`,
   );
-  await hnswProbe(runtime);
+  await insertProbe(runtime, 'memory_turns', 200, 'seq = seq + 1000000000');
+  await insertProbe(runtime, 'interactions', 50, "id = id || ':probe'");
   client.close().catch(() => undefined);
   await host.stop();
   await server.close();
 }
 
-/** The turn index's upsert of 200 stored rows (copied with new seqs) with its HNSW index and without it, rolled back. */
-async function hnswProbe(runtime: Runtime): Promise<void> {
+/**
+ * What a table's rows cost to insert, per index: `rows` stored rows copied (with `renew` making their keys new) and
+ * inserted with every index, then without each one in turn, each in a transaction rolled back.
+ */
+async function insertProbe(runtime: Runtime, table: string, rows: number, renew: string): Promise<void> {
   const db = dbOf(runtime);
   if (!db) return;
-  const [index] = await db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'memory_turns' AND indexdef ILIKE '%hnsw%' LIMIT 1`);
-  const [{ n } = { n: 0 }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM memory_turns');
-  if (!index || n < 200) return;
-  const insert = async (dropIndex: boolean) => {
+  const indexes = (await db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = $1 AND indexname NOT LIKE '%_pkey' ORDER BY indexname`, [table])).map((i) => i.indexname);
+  const [{ n } = { n: 0 }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+  if (n < rows) return;
+  // Generated columns are computed by the insert itself.
+  const [{ columns } = { columns: '*' }] = await db.query<{ columns: string }>(
+    `SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) AS columns FROM information_schema.columns WHERE table_name = $1 AND is_generated = 'NEVER'`,
+    [table],
+  );
+  const insert = async (dropIndex?: string) => {
     let ms = 0;
     await db
       .transaction(async (tx) => {
-        await tx.exec(`CREATE TEMP TABLE probe_turns ON COMMIT DROP AS SELECT * FROM memory_turns ORDER BY random() LIMIT 200`);
-        await tx.exec(`UPDATE probe_turns SET seq = seq + 1000000000`);
-        if (dropIndex) await tx.exec(`DROP INDEX ${index.indexname}`);
+        await tx.exec(`CREATE TEMP TABLE probe_rows ON COMMIT DROP AS SELECT * FROM ${table} ORDER BY random() LIMIT ${rows}`);
+        await tx.exec(`UPDATE probe_rows SET ${renew}`);
+        if (dropIndex) await tx.exec(`DROP INDEX ${dropIndex}`);
         const t0 = now();
-        await tx.exec(`INSERT INTO memory_turns SELECT * FROM probe_turns`);
+        await tx.exec(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM probe_rows`);
         ms = now() - t0;
         throw new Error('rollback');
       })
@@ -222,11 +232,14 @@ async function hnswProbe(runtime: Runtime): Promise<void> {
       });
     return ms;
   };
-  const withIndex = await insert(false);
-  const without = await insert(true);
+  await insert(); // the first pass reads the pages the others find cached
+  const all = await insert();
+  const without: [string, number][] = [];
+  for (const index of indexes) without.push([index, await insert(index)]);
   console.log(
-    `    HNSW probe on memory_turns (${n} rows): 200 rows inserted in ${round(withIndex, 0)} ms with the HNSW index, ${round(without, 0)} ms without ` +
-      `→ HNSW ≈ ${round((withIndex - without) / 200, 2)} ms per turn`,
+    `    insert probe on ${table} (${n} rows): ${rows} rows in ${round(all, 0)} ms with every index (${round(all / rows, 2)} ms a row); ` +
+      without.map(([index, ms]) => `${index} ≈ ${round((all - ms) / rows, 2)}`).join(', ') +
+      ' ms a row',
   );
 }
 

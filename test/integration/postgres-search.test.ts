@@ -184,15 +184,15 @@ describe('turn BM25 over postings', () => {
 describe('vector search with HNSW', () => {
   /**
    * Runs the HNSW statement the adapter handed to memory_nearest, as memory_nearest runs it (its parameters are one
-   * text array), with the given iterative-scan mode: its plan and its rows.
+   * text array and the query vector), with the given iterative-scan mode: its plan and its rows.
    */
   async function runHnsw(db: Db, call: { params: unknown[] | undefined }, iterative: 'relaxed_order' | 'off') {
-    const [, , hnsw, , efSearch, , params] = call.params as [string, number, string, string, number, number, string[]];
-    const sql = hnsw.replaceAll('($1)', '($1::text[])');
+    const [, , hnsw, , efSearch, , params, vector] = call.params as [string, number, string, string, number, number, string[], Buffer];
+    const sql = hnsw.replaceAll('($1)', '($1::text[])').replaceAll('$2::', '$2::float4[]::vector::');
     return db.transaction(async (tx) => {
       await tx.query("SELECT set_config('hnsw.iterative_scan', $1, true), set_config('hnsw.ef_search', $2, true), set_config('enable_sort', 'off', true)", [iterative, String(efSearch)]);
-      const plan = (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, [params])).map((r) => r['QUERY PLAN']).join('\n');
-      return { plan, rows: await tx.query<Record<string, unknown>>(sql, [params]) };
+      const plan = (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, [params, vector])).map((r) => r['QUERY PLAN']).join('\n');
+      return { plan, rows: await tx.query<Record<string, unknown>>(sql, [params, vector]) };
     });
   }
 

@@ -587,6 +587,37 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE TRIGGER projection_queue_forget_skip BEFORE INSERT ON projection_queue FOR EACH ROW EXECUTE FUNCTION projection_queue_forget_skip();
     `,
   },
+  {
+    version: 21,
+    name: 'memory_nearest takes the query vector as a vector argument',
+    sql: `
+      -- As migration 7's, but the query vector is its own argument (p_vector, $2 in the queries), which the caller sends
+      -- in binary (vector-params.ts): as an element of the text array PGlite parsed it from text, about 1 ms a search.
+      DROP FUNCTION memory_nearest(text, integer, text, text, integer, integer, text[]);
+      CREATE FUNCTION memory_nearest(p_size text, p_max_exact integer, p_hnsw text, p_exact text, p_ef_search integer, p_limit integer, p_params text[], p_vector vector)
+      RETURNS SETOF jsonb LANGUAGE plpgsql
+      SET enable_sort = on SET hnsw.iterative_scan = relaxed_order SET hnsw.ef_search = 40 AS $fn$
+      DECLARE
+        v_size integer;
+        v_rows jsonb[];
+      BEGIN
+        IF p_hnsw IS NOT NULL THEN
+          EXECUTE p_size INTO v_size USING p_params, p_vector;
+        END IF;
+        IF coalesce(v_size, 0) > p_max_exact THEN
+          PERFORM set_config('hnsw.ef_search', p_ef_search::text, true), set_config('enable_sort', 'off', true);
+          EXECUTE format('SELECT array_agg(to_jsonb(r) ORDER BY r.distance) FROM (%s) r', p_hnsw) INTO v_rows USING p_params, p_vector;
+          PERFORM set_config('enable_sort', 'on', true);
+          IF coalesce(cardinality(v_rows), 0) >= p_limit THEN
+            RETURN QUERY SELECT unnest(v_rows);
+            RETURN;
+          END IF;
+        END IF;
+        RETURN QUERY EXECUTE format('SELECT to_jsonb(r) FROM (%s) r', p_exact) USING p_params, p_vector;
+      END
+      $fn$;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -3,7 +3,7 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { BM25 } from '../../domain/ranking.js';
 import type { Db } from './db.js';
-import { vectorAt, vectorsParam } from './vector-params.js';
+import { asVector, vectorAt, vectorParam, vectorsParam } from './vector-params.js';
 import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
@@ -272,7 +272,7 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   /**
-   * The user's `limit` nearest rows by cosine distance, best first, in one round trip (memory_nearest, migration 7).
+   * The user's `limit` nearest rows by cosine distance, best first, in one round trip (memory_nearest, migration 21).
    * A small user (at most exactScanMaxRows turns) or a one-session search is scanned exactly. A larger user is searched
    * with the model's HNSW index (see ensureVectorIndexes) as an iterative scan (`relaxed_order`): the index walk goes
    * on past other users' vectors and filtered-out rows until `limit` rows of this user are found, and the candidates
@@ -281,10 +281,12 @@ export class PostgresSearchIndex implements SearchIndex {
    */
   private async nearest<T>(query: SearchQuery, spec: NearestSpec): Promise<T[]> {
     const { model, values } = query.vector!;
-    const params: unknown[] = [query.userId, JSON.stringify(values), model, query.limit];
+    // $2, the query vector, is memory_nearest's own argument (sent in binary); its slot here stays empty.
+    const params: unknown[] = [query.userId, '', model, query.limit];
     const where = `${spec.alias}.user_id = $1 AND ${spec.alias}.embedding_model = $3${spec.filters(params)}`;
-    // The statements run inside memory_nearest, where their parameters are the elements of one text array.
-    const inner = (sql: string) => sql.replace(/\$(\d+)/g, (_, n: string) => `($1)[${n}]`);
+    // The statements run inside memory_nearest, where their parameters are the elements of one text array ($1) and
+    // the query vector ($2).
+    const inner = (sql: string) => sql.replace(/\$(\d+)/g, (placeholder, n: string) => (n === '2' ? placeholder : `($1)[${n}]`));
     const exact = inner(`SELECT ${spec.select} FROM ${spec.from} WHERE ${where} ORDER BY ${spec.column} <=> $2::vector LIMIT $4::int`);
     const type = hnswVectorType(values.length);
     // The predicate and the ORDER BY repeat the index's expression and predicate (the model as a literal), so the
@@ -296,7 +298,7 @@ export class PostgresSearchIndex implements SearchIndex {
              WHERE ${where} AND vector_dims(${spec.column}) = ${values.length} AND ${spec.alias}.embedding_model = `,
           )}${sqlLiteral(model)} ORDER BY ${spec.column}::${type} <=> ${inner(`$2::${type} LIMIT $4::int`)}`
         : null;
-    const rows = await this.db.query<{ row: T }>('SELECT row FROM memory_nearest($1, $2, $3, $4, $5, $6, $7) WITH ORDINALITY AS r(row, n) ORDER BY n', [
+    const rows = await this.db.query<{ row: T }>(`SELECT row FROM memory_nearest($1, $2, $3, $4, $5, $6, $7, ${asVector('$8')}) WITH ORDINALITY AS r(row, n) ORDER BY n`, [
       // The user's turns, also for interactions: windows of turns, so never more; counting them would read a page a row.
       inner('SELECT docs FROM memory_turn_stats WHERE user_id = $1'),
       this.exactScanMaxRows,
@@ -305,6 +307,7 @@ export class PostgresSearchIndex implements SearchIndex {
       efSearch(query.limit),
       query.limit,
       params.map(String),
+      vectorParam(values),
     ]);
     return rows.map((r) => r.row);
   }
