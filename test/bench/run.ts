@@ -305,7 +305,7 @@ async function benchLag(host: Host, load: LoadClient, control: ProjectionControl
   const leftOver = await control.skip();
   if (!caughtUp) console.log(`    (not caught up within 60 s of the last append: ${leftOver} events skipped)`);
 
-  const lags = { all: [] as number[], window: [] as number[], other: [] as number[], fromSend: [] as number[], settled: [] as number[] };
+  const lags = { all: [] as number[], first: [] as number[], window: [] as number[], other: [] as number[], fromSend: [] as number[], settled: [] as number[] };
   // The first seconds include every session's first projection (its init block) and cold caches: shown apart.
   const firstSent = Math.min(...result.appends.map((a) => a.sent));
   // A session's nth turn completes a window when n is a multiple of k (its seq is larger: the decisions recorded
@@ -325,7 +325,8 @@ async function benchLag(host: Host, load: LoadClient, control: ProjectionControl
     if (at < a.acked) beforeAck += 1;
     const lag = Math.max(0, at - a.acked);
     lags.all.push(lag);
-    (turnNumber.get(a)! % k === 0 ? lags.window : lags.other).push(lag);
+    const n = turnNumber.get(a)!;
+    (n === 1 ? lags.first : n % k === 0 ? lags.window : lags.other).push(lag);
     lags.fromSend.push(at - a.sent);
     if (a.sent - firstSent >= 5000) lags.settled.push(lag);
   }
@@ -336,6 +337,7 @@ async function benchLag(host: Host, load: LoadClient, control: ProjectionControl
   extra.lag = { offeredPerSecond: rate, appends: total, projectedBeforeAck: beforeAck, unseen };
   recordSamples(`append request latency at ${rate}/s`, result.latencies);
   recordSamples('append→projected lag (from 202)', lags.all);
+  recordSamples("  …a session's first turn (its init block is fixed)", lags.first);
   recordSamples(`  …appends that complete a window (every ${k}th turn of a session)`, lags.window);
   recordSamples('  …other appends', lags.other);
   recordSamples('append→projected lag (from request start)', lags.fromSend);
