@@ -4,7 +4,7 @@ import { notFound } from '../domain/errors.js';
 import { newSession } from '../domain/session.js';
 import type { Deps } from './ports.js';
 
-/** Session status from the projection, with `pending` = events recorded but not yet projected, and windows written but not yet decided. */
+/** Session status from the projection, with `pending` = events recorded but not yet projected, and decisions whose turns are written but that are not made yet (windows, the init block). */
 export async function getSessionStatus(deps: Pick<Deps, 'events' | 'sessions' | 'clock'>, key: SessionKey): Promise<SessionStatus> {
   const [stored, lastSeq] = await Promise.all([deps.sessions.get(key), deps.events.lastSeq(key)]);
   if (!stored && lastSeq === 0) throw notFound(`Session ${key.sessionId}`);
@@ -17,7 +17,7 @@ export async function getSessionStatus(deps: Pick<Deps, 'events' | 'sessions' | 
     lastSeq,
     chunkedThroughSeq: s.chunkedThroughSeq,
     projectedThroughSeq: s.projectedThroughSeq,
-    pending: Math.max(0, lastSeq - s.projectedThroughSeq) + (s.windowsDue ?? 0),
+    pending: Math.max(0, lastSeq - s.projectedThroughSeq) + (s.decisionsDue ?? 0),
     turnCount: s.turnCount,
     agentIds: s.agentIds,
     startedAt: s.startedAt,

@@ -21,7 +21,7 @@ export interface ProjectionResult {
   projectedThroughSeq: number;
   chunkedThroughSeq: number;
   interactionsWritten: number;
-  /** Events remain past `projectedThroughSeq` (a slice stopped short of the stream's end, or decisions were recorded after it), or windows to decide (`deferWindows`). */
+  /** Events remain past `projectedThroughSeq` (a slice stopped short of the stream's end, or decisions were recorded after it), or decisions left to make (`deferDecisions`). */
   pending: boolean;
 }
 
@@ -83,11 +83,11 @@ export const WRITE_UNIT_EVENTS = 512;
  * the repeat rewrites the same rows by id. Returns the interactions written and the document, or null when another
  * projector wrote first.
  */
-async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded, decided: readonly MemoryEvent[], windowsDue = 0): Promise<{ interactions: number; doc: SessionDocument } | null> {
+async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session, events }: Loaded, decided: readonly MemoryEvent[], decisionsDue = 0): Promise<{ interactions: number; doc: SessionDocument } | null> {
   // The fold carries the stored count along: each write says its own.
-  const bookmarked: SessionDocument = { ...withBookmark(session, decided), windowsDue };
-  if (windowsDue === 0) delete bookmarked.windowsDue;
-  const unchanged = session.projectedThroughSeq === before.projectedThroughSeq && JSON.stringify(bookmarked.decidedAhead) === JSON.stringify(before.decidedAhead) && bookmarked.windowsDue === before.windowsDue;
+  const bookmarked: SessionDocument = { ...withBookmark(session, decided), decisionsDue };
+  if (decisionsDue === 0) delete bookmarked.decisionsDue;
+  const unchanged = session.projectedThroughSeq === before.projectedThroughSeq && JSON.stringify(bookmarked.decidedAhead) === JSON.stringify(before.decidedAhead) && bookmarked.decisionsDue === before.decisionsDue;
   if (unchanged) return { interactions: 0, doc: bookmarked };
   const fresh = live(bookmarked, events.filter((e) => e.metadata.seq > before.projectedThroughSeq));
   const interactions = fresh.filter((e): e is InteractionSummarised => e.type === 'InteractionSummarised' && e.data.fromSeq > before.chunkedThroughSeq);
@@ -257,10 +257,11 @@ export interface ProjectionOptions {
   /** At most this many events past the checkpoint are projected (one slice), and `pending` says whether more remain. */
   sliceEvents?: number;
   /**
-   * A slice at the stream's end whose turns complete a window writes the turns and returns, `pending`, leaving the
-   * window's model call and embeddings to a later slice (the change feed's at-once serving: the feed moves on).
+   * A slice at the stream's end whose turns call for decisions (a window they complete, the init block of a session's
+   * first turn) writes the turns and returns, `pending`, leaving the decisions (a window's model call and embeddings,
+   * the init block's reads) to a later slice (the change feed's at-once serving: the feed moves on).
    */
-  deferWindows?: boolean;
+  deferDecisions?: boolean;
 }
 
 /**
@@ -278,7 +279,7 @@ export async function projectSession(deps: ProjectionDeps, key: SessionKey, opti
   for (;;) {
     const result = await projectSliceOrSetAside(deps, key, options, limit, []);
     interactionsWritten += result.interactionsWritten;
-    if (options.sliceEvents !== undefined || options.deferWindows || !result.pending) return { ...result, interactionsWritten };
+    if (options.sliceEvents !== undefined || options.deferDecisions || !result.pending) return { ...result, interactionsWritten };
   }
 }
 
@@ -296,9 +297,10 @@ async function projectSliceOrSetAside(deps: ProjectionDeps, key: SessionKey, opt
 
 /**
  * One slice: load, decide (decisions are recorded at the stream's end), write. `setAside`: set-asides recorded for it
- * already. A slice at the stream's end whose turns complete a window writes them first (rows and document), so a new
- * turn is searchable and projected without waiting for its window's model call and embeddings; the window is then
- * decided and written (or, with `deferWindows`, left to a later slice: the result is pending).
+ * already. A slice at the stream's end whose turns call for decisions (a window they complete, a first turn's init
+ * block) writes them first (rows and document), so a new turn is searchable and projected without waiting for its
+ * window's model call and embeddings or the init block's reads; the decisions are then made and written (or, with
+ * `deferDecisions`, left to a later slice: the result is pending).
  */
 async function projectSlice(deps: ProjectionDeps, key: SessionKey, options: ProjectionOptions, limit: number, setAside: readonly MemoryEvent[]): Promise<ProjectionResult> {
   let origin: MemoryEvent | undefined;
@@ -311,9 +313,9 @@ async function projectSlice(deps: ProjectionDeps, key: SessionKey, options: Proj
     origin ??= loaded.events.at(-1);
     const final = (options.final ?? false) && !loaded.more;
     const { projectedThroughSeq, chunkedThroughSeq } = loaded.session;
-    const due = !turnsFirst && !loaded.more ? windowsDue(deps, loaded.session, loaded.events, final, decided).length : 0;
+    const due = !turnsFirst && !loaded.more ? decisionsDue(deps, loaded.session, loaded.events, final, decided) : 0;
     if (due > 0) {
-      // The turns first: what they change is written before their windows are decided (and counted as pending).
+      // The turns first: what they change is written before their decisions are made (and counted as pending).
       const early = await write(deps, key, loaded, decided, due);
       if (early === null) {
         if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
@@ -321,7 +323,7 @@ async function projectSlice(deps: ProjectionDeps, key: SessionKey, options: Proj
       }
       turnsFirst = true;
       interactionsWritten += early.interactions;
-      if (options.deferWindows) {
+      if (options.deferDecisions) {
         if (projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin, decided);
         return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten, pending: true };
       }
@@ -390,6 +392,17 @@ async function setAsideFailingEvent(deps: ProjectionDeps, key: SessionKey, limit
   return null;
 }
 
+/** The decisions the loaded slice still calls for: its windows to summarise, and the init block if it is not fixed. */
+function decisionsDue(deps: Pick<ProjectionDeps, 'memory'>, session: SessionDocument, events: readonly MemoryEvent[], final: boolean, recorded: readonly MemoryEvent[]): number {
+  return windowsDue(deps, session, events, final, recorded).length + (initDue(session, recorded) ? 1 : 0);
+}
+
+/** The init block is still to fix: the session has a turn, and neither its fold nor the bookmark (`recorded` included) holds it. */
+function initDue(session: SessionDocument, recorded: readonly MemoryEvent[]): boolean {
+  const state = withBookmark(session, recorded);
+  return needsInit(state) && !state.decidedAhead?.init;
+}
+
 /** The windows of the loaded slice still to summarise: past each thread's decided checkpoint (`recorded` included). */
 function windowsDue(deps: Pick<ProjectionDeps, 'memory'>, session: SessionDocument, events: readonly MemoryEvent[], final: boolean, recorded: readonly MemoryEvent[]): TurnWindow[] {
   const turns = events.filter(isTurn).filter((t) => t.metadata.seq <= session.projectedThroughSeq);
@@ -408,10 +421,9 @@ async function decide(deps: ProjectionDeps, key: SessionKey, session: SessionDoc
     const metadata = await deps.chat.run('windowMetadata', { conversation: renderTranscript(window.turns), previousSummary: threadSummary(state, window) });
     recorded.push(...(await record(deps, key, decideInteraction(state, window, metadata, deps.chat.model))));
   }
-  const state = withBookmark(session, recorded);
-  if (needsInit(state) && !state.decidedAhead?.init) {
+  if (initDue(session, recorded)) {
     const init = await currentInit(deps, key, session.startedAt);
-    recorded.push(...(await record(deps, key, decideInit(state, init.profile, init.recentSessions))));
+    recorded.push(...(await record(deps, key, decideInit(withBookmark(session, recorded), init.profile, init.recentSessions))));
   }
   return recorded.length > before;
 }

@@ -39,10 +39,10 @@ export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQue
 /**
  * The sessions of a change-feed batch to serve at once, each bringing fewer events than a slice: those new to the
  * queue (`fresh`), so a new user's turn is projected by the batch that delivers it, and those queued already whose
- * document is projected up to the batch's first event of theirs (what keeps them queued is a window left to decide,
- * not a backlog), so a session's next turn is not held behind the windows the scheduler is deciding. A session that
- * arrives with a backlog is left to the scheduler, so the feed moves on without waiting for its slice; one the
- * scheduler is serving is not claimed again (its new turn waits for that slice only).
+ * document is projected up to the batch's first event of theirs (what keeps them queued is a decision left to make, a
+ * window or the init block, not a backlog), so a session's next turn is not held behind the decisions the scheduler is
+ * making. A session that arrives with a backlog is left to the scheduler, so the feed moves on without waiting for its
+ * slice; one the scheduler is serving is not claimed again (its new turn waits for that slice only).
  */
 export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
   const counts = new Map<string, number>();
@@ -68,7 +68,8 @@ const keyOf = ({ userId, sessionId }: SessionKey): string => JSON.stringify([use
  * delays another by at most the slices in flight. A failing slice leaves its session queued with backoff and never
  * holds up the others; once it has failed PROJECTION_RETRIES times in a row, the next attempt sets aside the event its
  * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions,
- * whose turns are projected at once while the windows they complete stay queued for the next serving.
+ * whose turns are projected at once while the decisions they call for (windows, the init block) stay queued for the
+ * next serving.
  */
 export async function serveProjectionQueue(
   deps: SchedulerDeps,
@@ -107,14 +108,14 @@ export async function serveProjectionQueue(
 }
 
 /**
- * One slice of one session, and its queue entry updated: to the back, removed, or failed with backoff. `deferWindows`
- * (the change feed's sessions): a window the new turns complete is left queued, so the feed does not wait for its
- * model call and embeddings.
+ * One slice of one session, and its queue entry updated: to the back, removed, or failed with backoff.
+ * `deferDecisions` (the change feed's sessions): a window the new turns complete, or the init block of a first turn,
+ * is left queued, so the feed does not wait for a model call, embeddings or the init block's reads.
  */
-async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: QueuedSession, report: ServeReport, deferWindows = false): Promise<void> {
+async function serve(deps: SchedulerDeps, schedule: ProjectionSchedule, entry: QueuedSession, report: ServeReport, deferDecisions = false): Promise<void> {
   let pending: boolean;
   try {
-    ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES, deferWindows }));
+    ({ pending } = await projectSession(deps, entry.key, { sliceEvents: schedule.sliceEvents, isolate: entry.failures >= PROJECTION_RETRIES, deferDecisions }));
   } catch (error) {
     report.failed.push({ key: entry.key, error: errorLabel(error) });
     const at = deps.clock.now();

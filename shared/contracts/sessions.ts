@@ -88,10 +88,11 @@ export const SessionDocument = z.object({
     })
     .optional(),
   /**
-   * Windows whose turns the projector wrote before deciding them (a new turn is projected before its window is
-   * summarised): the session status counts them as pending until they are decided and written.
+   * Decisions the projector wrote the turns of before making them (a new turn is projected before its window is
+   * summarised and before its session's init block is fixed): the windows and the init block still to decide. The
+   * session status counts them as pending until they are made and written.
    */
-  windowsDue: z.number().int().positive().optional(),
+  decisionsDue: z.number().int().positive().optional(),
 });
 export type SessionDocument = z.infer<typeof SessionDocument>;
 

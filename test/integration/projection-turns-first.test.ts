@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as projectHandler } from '../../functions/cosmos-events-project.js';
 import { beginForget, finishForget, purgeStores } from '../../shared/application/forget.js';
+import { getContext } from '../../shared/application/get-context.js';
 import { getSessionStatus } from '../../shared/application/get-session-status.js';
-import type { ChatModel } from '../../shared/application/ports.js';
+import type { ChatModel, InsightStore } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import { serveProjectionQueue, type ProjectionSchedule } from '../../shared/application/projection-scheduler.js';
+import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { invocationContext } from '../../shared/platform/local-host/invocation.js';
@@ -106,6 +108,8 @@ describe("a new turn is projected before its window's summary", () => {
     try {
       await appendTurns(key, 1, K - 1);
       await deliver();
+      await serveProjectionQueue(runtime, schedule); // the init block the feed left queued
+      await deliver(); // its SessionInitFixed event
       expect(await runtime.projectionQueue.size()).toBe(0);
       const last = await appendTurns(key, K, K);
       await deliver();
@@ -166,6 +170,151 @@ describe("a new turn is projected before its window's summary", () => {
     const gate = gatedChat(runtime.chat);
     const projecting = projectSession({ ...runtime, chat: gate.chat }, key);
     await gate.reached;
+    await beginForget(runtime, key);
+    await purgeStores(runtime, key);
+    await finishForget(runtime, { ...key, removed: 0 });
+    gate.release();
+    await projecting;
+    expect(await runtime.sessions.get(key)).toBeNull();
+    expect(await runtime.events.lastSeq(key)).toBe(0);
+    expect(Object.values(await runtime.forgets.scan(key)).reduce((a, b) => a + b, 0)).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+});
+
+/** `insights` with its profile reads held until released (or failing): a projector caught fixing an init block. */
+function gatedInsights(insights: InsightStore, { fail = false, readers = 1 } = {}) {
+  let release!: () => void;
+  let entered!: () => void;
+  let waiting = 0;
+  const open = new Promise<void>((r) => (release = r));
+  const reached = new Promise<void>((r) => (entered = r));
+  const getProfile: InsightStore['getProfile'] = async (userId) => {
+    if (++waiting === readers) entered();
+    await open;
+    if (fail) throw new Error('the store went away');
+    return insights.getProfile(userId);
+  };
+  return { insights: Object.assign(Object.create(insights) as InsightStore, { getProfile }), reached, release };
+}
+
+describe("a session's first turn is projected before its init block is fixed", () => {
+  let runtime: Runtime;
+  const indexed: number[] = [];
+  /** Users whose profile was read (the init block's decision, or what /context shows before it is fixed). */
+  const profileReads: string[] = [];
+  const PROFILE = 'prefers index funds';
+  beforeAll(async () => {
+    runtime = await memoryRuntime({ K_TURN_BUFFER: String(K) });
+    const indexTurns = runtime.search.indexTurns.bind(runtime.search);
+    runtime.search.indexTurns = async (turns) => {
+      indexed.push(...turns.map((t) => t.seq));
+      return indexTurns(turns);
+    };
+    const getProfile = runtime.insights.getProfile.bind(runtime.insights);
+    runtime.insights.getProfile = async (userId) => (profileReads.push(userId), getProfile(userId));
+  }, 60_000);
+  afterAll(() => runtime?.close());
+
+  async function firstTurn(key: SessionKey): Promise<number> {
+    const at = new Date();
+    await runtime.insights.putProfile({ schemaVersion: SCHEMA_VERSION, id: 'profile', userId: key.userId, type: 'long_term', profile: PROFILE, sourceInsightIds: ['i1'], version: 1, updatedAt: at.toISOString() });
+    return (await runtime.events.append(key, [turnDraft('t1', 'the first turn, about pensions')], at))[0]!.seq;
+  }
+
+  it("given a session's first turn, when its init block's profile read is held, then the turn is already searchable and in the session document, the status counts the init block as pending and the context shows the profile; once released, the init block is fixed once", async () => {
+    const key = { userId: 'u-init', sessionId: 's1' };
+    const seq = await firstTurn(key);
+    const gate = gatedInsights(runtime.insights);
+    const projecting = projectSession({ ...runtime, insights: gate.insights }, key);
+    await gate.reached;
+    expect(indexed).toContain(seq);
+    expect((await runtime.sessions.get(key))!.doc).toMatchObject({ projectedThroughSeq: seq, turnCount: 1 });
+    expect((await runtime.sessions.get(key))!.doc.init).toBeUndefined();
+    expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 1, projectedThroughSeq: seq });
+    expect((await getContext(runtime, key, {})).sections.profile).toBe(PROFILE);
+    expect(count(await types(runtime, key), 'SessionInitFixed')).toBe(0);
+
+    gate.release();
+    await projecting;
+    expect(count(await types(runtime, key), 'SessionInitFixed')).toBe(1);
+    expect((await runtime.sessions.get(key))!.doc.init).toEqual({ profile: PROFILE, recentSessions: [] });
+    expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: 1 });
+    expect(indexed.filter((s) => s === seq)).toHaveLength(1);
+  });
+
+  it('given the init block\'s reads failing, when the session is projected again, then the turn written first is kept and the init block is fixed once', async () => {
+    const key = { userId: 'u-init', sessionId: 's2' };
+    const seq = await firstTurn(key);
+    const gate = gatedInsights(runtime.insights, { fail: true });
+    const projecting = projectSession({ ...runtime, insights: gate.insights }, key);
+    await gate.reached;
+    gate.release();
+    await expect(projecting).rejects.toThrow('the store went away');
+    expect((await runtime.sessions.get(key))!.doc.projectedThroughSeq).toBe(seq);
+    expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 1 });
+
+    await projectSession(runtime, key);
+    expect(count(await types(runtime, key), 'SessionInitFixed')).toBe(1);
+    expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: 1 });
+  });
+
+  it("given two projectors of a session's first turn both held in its init block's reads, then the turn is searchable meanwhile and the init block is fixed once", async () => {
+    const key = { userId: 'u-init', sessionId: 's3' };
+    const seq = await firstTurn(key);
+    const gate = gatedInsights(runtime.insights, { readers: 2 });
+    const deps = { ...runtime, insights: gate.insights };
+    const projecting = Promise.all([projectSession(deps, key), projectSession(deps, key, { sliceEvents: 5 })]);
+    await gate.reached;
+    expect(indexed).toContain(seq);
+    gate.release();
+    await projecting;
+    expect(count(await types(runtime, key), 'SessionInitFixed')).toBe(1);
+    expect((await runtime.sessions.get(key))!.doc.init).toEqual({ profile: PROFILE, recentSessions: [] });
+    expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: 1 });
+  });
+
+  it("given the change feed delivering a session's first turn, when its batch is handled, then the turn is projected without reading the profile, and the init block is left queued for the scheduler, which fixes it once", async () => {
+    const key = { userId: 'u-init-feed', sessionId: 's1' };
+    let cursor = (await runtime.changeFeed!.readFeed(null, 100_000)).cursor;
+    const deliver = async () => {
+      const batch = await runtime.changeFeed!.readFeed(cursor, 500);
+      cursor = batch.cursor ?? cursor;
+      await projectHandler(batch.events, invocationContext('cosmos-events-project'));
+    };
+    await serveProjectionQueue(runtime, schedule); // what earlier tests left queued
+    const seq = await firstTurn(key);
+    profileReads.length = 0;
+    await deliver();
+    expect((await runtime.sessions.get(key))!.doc.projectedThroughSeq).toBe(seq);
+    expect(indexed).toContain(seq);
+    expect(profileReads).toEqual([]);
+    expect(await runtime.projectionQueue.size()).toBe(1);
+    expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 1, projectedThroughSeq: seq });
+
+    // The session's next turn, while its init block waits in the queue: the feed projects it too.
+    const next = (await runtime.events.append(key, [turnDraft('t2', 'the second turn')], new Date()))[0]!.seq;
+    await deliver();
+    expect((await runtime.sessions.get(key))!.doc.projectedThroughSeq).toBe(next);
+    expect(profileReads).toEqual([]);
+
+    expect(await serveProjectionQueue(runtime, schedule)).toMatchObject({ caughtUp: 1, failed: [] });
+    expect(profileReads).toEqual([key.userId]);
+    await deliver(); // the SessionInitFixed event itself: already projected, nothing to do
+    expect(count(await types(runtime, key), 'SessionInitFixed')).toBe(1);
+    expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: 2 });
+    expect((await runtime.sessions.get(key))!.doc.init).toEqual({ profile: PROFILE, recentSessions: [] });
+    expect(await runtime.projectionQueue.size()).toBe(0);
+  });
+
+  it("given a forget that runs to its end while the projector waits on the init block's reads, then nothing the projector wrote is left", async () => {
+    const key = { userId: 'u-init-forget', sessionId: 's1' };
+    await firstTurn(key);
+    const gate = gatedInsights(runtime.insights);
+    const projecting = projectSession({ ...runtime, insights: gate.insights }, key);
+    await gate.reached;
+    // What the forget purges includes the turn written ahead of the init block.
+    expect(await runtime.sessions.get(key)).not.toBeNull();
     await beginForget(runtime, key);
     await purgeStores(runtime, key);
     await finishForget(runtime, { ...key, removed: 0 });
