@@ -22,7 +22,7 @@
  *   documented "up to ~45 RU" for TOP 10, scaled to its TOP n. A DISTINCT is priced both ways: answered from the index
  *   (low) or loading every matching document (high). The query-plan round trip the SDK makes first is not charged.
  */
-import type { SqlParameter } from '@azure/cosmos';
+import type { Database, SqlParameter } from '@azure/cosmos';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { COSMOS_CONTAINERS, type CosmosContainerSpec } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
@@ -33,11 +33,13 @@ import { LocalChatModel } from '../../shared/adapters/local-models/local-chat.js
 import { UsageMeter } from '../../shared/application/metering.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { projectSession } from '../../shared/application/project-session.js';
+import { sessionsToServeAtOnce } from '../../shared/application/projection-scheduler.js';
 import { getContext } from '../../shared/application/get-context.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
 import { completeSession, finalPrune, reflectSession, requestSessionEnd, summariseSession } from '../../shared/application/session-end.js';
 import type { Embedder } from '../../shared/application/ports.js';
 import { FactSearchBody } from '../../shared/contracts/facts.js';
+import type { MemoryEvent } from '../../shared/contracts/events.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { bytesOf, openRecordedCosmos, type CosmosRequest, type CosmosRequestRecorder } from '../support/cosmos-requests.js';
@@ -355,8 +357,41 @@ async function main() {
     },
   ];
 
+  const atOnce = await atOnceCheck(runtime, database, record);
   await close();
   report(rows, writtenSizes(recorder));
+  console.log(atOnce);
+}
+
+/**
+ * The change feed's at-once check (`sessionsToServeAtOnce`) for a batch that brings one turn to each of several queued
+ * sessions of several users: each session document's checkpoint, read as the service does (a point read each), against
+ * one query for all of them. The query is priced at its cheapest, as if every session lay in one physical partition
+ * (one overhead); across the `sessions` container (`/userId`) it pays the overhead once per physical partition it reaches.
+ */
+async function atOnceCheck(runtime: Runtime, database: Database, record: (fn: () => Promise<unknown>) => Promise<Call[]>): Promise<string> {
+  const keys = ['bob', 'carol', 'dave', 'erin'].flatMap((userId) => ['a1', 'a2'].map((sessionId) => ({ userId, sessionId: `${userId}-${sessionId}` })));
+  const batch: MemoryEvent[] = [];
+  for (const key of keys) {
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: turnContent(batch.length), turnId: 't1' }] });
+    await projectSession(runtime, key);
+    const { seq } = (await appendTurns(runtime, key, { turns: [{ role: 'user', content: turnContent(batch.length + 1), turnId: 't2' }] })).accepted[0]!;
+    batch.push(...(await runtime.events.read(key, seq - 1, 1)));
+  }
+  const pointReads = await record(() => sessionsToServeAtOnce(runtime, [], batch, 512));
+  const query = await record(() =>
+    database
+      .container(COSMOS_CONTAINERS.sessions.name)
+      .items.query({ query: 'SELECT c.userId, c.id, c.projectedThroughSeq FROM c WHERE ARRAY_CONTAINS(@users, c.userId) AND ARRAY_CONTAINS(@ids, c.id)', parameters: [{ name: '@users', value: [...new Set(keys.map((k) => k.userId))] }, { name: '@ids', value: keys.map((k) => k.sessionId) }] })
+      .fetchAll(),
+  );
+  const [reads, one] = [total(pointReads), total(query)];
+  return [
+    '',
+    `The change feed's at-once check for a batch of ${keys.length} queued sessions of ${new Set(keys.map((k) => k.userId)).size} users (their documents' checkpoints):`,
+    `  as the service does: ${pointReads.length} point reads (${describe(pointReads)}), ${ru(reads)} RU`,
+    `  one query for all of them (${describe(query)}), loading ${query[0]?.loaded?.length ?? 0} documents: ${ru(one)} RU at one physical partition, + ${QUERY_OVERHEAD_RU} RU for each further one`,
+  ].join('\n');
 }
 
 // ---- the report ----
