@@ -15,6 +15,7 @@ import { AppendTurnsBody } from '../../shared/contracts/turns.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { createMcpServer } from '../../shared/platform/mcp/server.js';
 import { handler as projectHandler } from '../../functions/cosmos-events-project.js';
+import { handler as projectionQueueHandler } from '../../functions/timer-projection-queue.js';
 import { MCP_TOOLS } from '../support/mcp-tools.js';
 import { context, memoryRuntime } from '../support/runtime.js';
 
@@ -174,6 +175,7 @@ describe('MCP server (SDK client over the in-memory transport)', () => {
 
     const { events } = await runtime.changeFeed!.readFeed(null, 100_000);
     await projectHandler(events, context('cosmos-events-project'));
+    await projectionQueueHandler({} as never, context('timer-projection-queue')); // the init block the feed left queued
     const status = JSON.parse(textOf(await call('get_session', key))) as { status: string; turnCount: number };
     expect(status).toMatchObject({ status: 'active', turnCount: 2, pending: 0 });
     expect(textOf(await call('get_session', { ...key, sessionId: 'unknown' }))).toMatch(/^not_found:/);
