@@ -98,10 +98,11 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
     const query = db.query;
     let tail: Promise<unknown> = Promise.resolve();
     const timed = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
-      const c = entry(categorize(sql));
+      const category = categorize(sql);
+      const c = entry(category);
       const t0 = now();
       const outer = running;
-      running = categorize(sql);
+      running = category;
       try {
         return await run();
       } finally {
