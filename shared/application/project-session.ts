@@ -395,7 +395,8 @@ const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metad
  * A forget of the session that ran to its end while this projector held the session's events (between its load and
  * its last write: a slow embedding or model call) could not purge what the projector wrote after it: rows of a stream
  * that is gone, and decisions recorded as the start of a new stream. The stream no longer holds the event the projector
- * started from, so it forgets what it wrote, the same way (a tombstone, the purge, the tombstone cleared). A forget
+ * started from, so it forgets what it wrote, the same way (a tombstone, the purge, its summary erased from other
+ * sessions' init blocks, the tombstone cleared). A forget
  * still in progress purges them itself (its scan repeats the purge); a stream that holds events a client appended
  * since the forget is left alone, so nothing acknowledged is lost. True when a forget overtook the projector.
  */
@@ -409,7 +410,11 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
   await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now());
   try {
     const stream = await deps.events.read(key, 0);
-    if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) await forgets.purge(scope);
+    if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
+      await forgets.purge(scope);
+      // The summary this projector wrote may have been cited meanwhile by another session's init block.
+      await eraseFromInitBlocks({ ...deps, forgets }, scope);
+    }
   } finally {
     await forgets.clearForgetting(scope);
   }

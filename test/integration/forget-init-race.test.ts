@@ -5,11 +5,11 @@ import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, finishForget, purgeStores } from '../../shared/application/forget.js';
-import type { SessionDirectory } from '../../shared/application/ports.js';
+import type { SessionDirectory, SessionStore } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { memoryRuntime } from '../support/runtime.js';
+import { embedderWith, memoryRuntime } from '../support/runtime.js';
 
 const cosmos = useCosmosFake();
 
@@ -34,21 +34,20 @@ const BACKENDS: { name: string; open: () => Promise<Runtime> }[] = [
   },
 ];
 
-/** A directory whose next `recentSummaries` answers, then holds the caller until released: a decider between its read and its append. */
-function gated(directory: SessionDirectory) {
+/** Holds the first caller that reaches it until released. */
+function gate() {
   let release!: () => void;
   let entered!: () => void;
   const open = new Promise<void>((r) => (release = r));
   const reached = new Promise<void>((r) => (entered = r));
-  const wrapped: SessionDirectory = Object.assign(Object.create(directory) as SessionDirectory, {
-    recentSummaries: async (...args: Parameters<SessionDirectory['recentSummaries']>) => {
-      const found = await directory.recentSummaries(...args);
-      entered();
-      await open;
-      return found;
-    },
-  });
-  return { wrapped, reached, release };
+  let used = false;
+  const hold = async () => {
+    if (used) return;
+    used = true;
+    entered();
+    await open;
+  };
+  return { hold, reached, release };
 }
 
 const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
@@ -76,16 +75,24 @@ describe.each(BACKENDS)('a session forgotten while a later session fixes its ini
   async function forgetBetweenReadAndAppend(userId: string, forgotten: string, meanwhile: () => Promise<unknown> = async () => {}) {
     const later = { userId, sessionId: 'later' };
     await appendTurns(runtime, later, { turns: [{ role: 'user', content: 'back again' }] });
-    const gate = gated(runtime.directory!);
-    const projecting = projectSession({ ...runtime, directory: gate.wrapped }, later);
-    await gate.reached;
+    // The decider between its read of the summaries and its append.
+    const read = gate();
+    const directory: SessionDirectory = Object.assign(Object.create(runtime.directory!) as SessionDirectory, {
+      recentSummaries: async (...args: Parameters<SessionDirectory['recentSummaries']>) => {
+        const found = await runtime.directory!.recentSummaries(...args);
+        await read.hold();
+        return found;
+      },
+    });
+    const projecting = projectSession({ ...runtime, directory }, later);
+    await read.reached;
     const scope = { userId, sessionId: forgotten };
     await beginForget(runtime, scope);
     await purgeStores(runtime, scope);
     expect(total(await runtime.forgets.scan(scope))).toBe(0);
     await finishForget(runtime, { ...scope, removed: 0 });
     await meanwhile();
-    gate.release();
+    read.release();
     await projecting;
     return later;
   }
@@ -113,5 +120,38 @@ describe.each(BACKENDS)('a session forgotten while a later session fixes its ini
     await forgetBetweenReadAndAppend(userId, 'gone', () => appendTurns(runtime, { userId, sessionId: 'gone' }, { turns: [{ role: 'user', content: 'a second life' }] }).then(() => projectSession(runtime, { userId, sessionId: 'gone' })));
     expect(await everything(userId, ['gone', 'later'])).not.toContain('FORGOTTEN-SUMMARY');
     expect((await runtime.events.read({ userId, sessionId: 'gone' }, 0)).some((e) => e.type === 'TurnAppended')).toBe(true);
+  });
+
+  it('a projector the forget overtook writes the summary, a later session cites it, then the projector forgets what it wrote: the citation goes too', async () => {
+    const userId = 'u-init-race-overtaken';
+    const gone = { userId, sessionId: 'gone' };
+    await appendTurns(runtime, gone, { turns: [{ role: 'user', content: 'an earlier conversation', timestamp: '2026-01-01T10:00:00.000Z' }] });
+    await runtime.events.append(gone, [{ type: 'SessionSummarised', data: { summary: 'FORGOTTEN-SUMMARY written late', keyTopics: [], endedAt: '2026-01-01T11:00:00.000Z', model: 'test' } }], new Date());
+    // The projector of `gone` is held before its embeddings (the forget runs), then right after its document is written.
+    const embedding = gate();
+    const written = gate();
+    const embedder = embedderWith(runtime.embedder, async (texts) => (await embedding.hold(), runtime.embedder.embed(texts)));
+    const sessions: SessionStore = Object.assign(Object.create(runtime.sessions) as SessionStore, {
+      put: async (...args: Parameters<SessionStore['put']>) => {
+        const result = await runtime.sessions.put(...args);
+        await written.hold();
+        return result;
+      },
+    });
+    const projecting = projectSession({ ...runtime, embedder, sessions }, gone);
+    await embedding.reached;
+    await beginForget(runtime, gone);
+    await purgeStores(runtime, gone);
+    await finishForget(runtime, { ...gone, removed: 0 });
+    embedding.release();
+    await written.reached;
+    const later = { userId, sessionId: 'later' };
+    await appendTurns(runtime, later, { turns: [{ role: 'user', content: 'back again' }] });
+    await projectSession(runtime, later);
+    expect(JSON.stringify((await runtime.sessions.get(later))?.doc.init)).toContain('FORGOTTEN-SUMMARY');
+    written.release();
+    await projecting;
+    expect(await everything(userId, ['gone', 'later'])).not.toContain('FORGOTTEN-SUMMARY');
+    expect(total(await runtime.forgets.scan(gone))).toBe(0);
   });
 });
