@@ -396,16 +396,17 @@ const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metad
  * its last write: a slow embedding or model call) could not purge what the projector wrote after it: rows of a stream
  * that is gone, and decisions recorded as the start of a new stream. The stream no longer holds the event the projector
  * started from, so it forgets what it wrote, the same way (a tombstone, the purge, its summary erased from other
- * sessions' init blocks, the tombstone cleared). A forget
- * still in progress purges them itself (its scan repeats the purge); a stream that holds events a client appended
- * since the forget is left alone, so nothing acknowledged is lost. True when a forget overtook the projector.
+ * sessions' init blocks, the tombstone cleared). A forget still in progress purges them itself: the projector enlists
+ * with its tombstone (`ForgetStore.enlist`), so one whose last scan came before the writes does not clear it but
+ * purges and scans again. A stream that holds events a client appended since the forget is left alone, so nothing
+ * acknowledged is lost. True when a forget overtook the projector.
  */
 async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined, decided: readonly MemoryEvent[]): Promise<boolean> {
   const forgets = deps.forgets;
   if (!forgets || !origin) return false;
   const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
   if (held && sameEvent(held, origin)) return false;
-  if (await forgets.forgetting(key)) return true;
+  if (await forgets.enlist(key)) return true;
   const scope = { userId: key.userId, sessionId: key.sessionId };
   await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now());
   try {

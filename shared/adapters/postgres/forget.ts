@@ -60,6 +60,11 @@ export class PostgresForgetStore implements ForgetStore {
     return rows.length > 0;
   }
 
+  /** Only whether a forget is in progress: the guard triggers refused every write of the scope under its tombstone. */
+  async enlist(key: SessionKey): Promise<boolean> {
+    return this.forgetting(key);
+  }
+
   async sessions(scope: ForgetScope): Promise<string[]> {
     const rows = await this.db.query<{ session_id: string }>(
       `SELECT session_id FROM session_heads WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)
@@ -135,8 +140,19 @@ export class PostgresForgetStore implements ForgetStore {
     return counts;
   }
 
-  async clearForgetting(scope: ForgetScope): Promise<void> {
-    await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', [scope.userId, scope.sessionId ?? '']);
+  async tombstoneVersion(scope: ForgetScope): Promise<string | null> {
+    const [row] = await this.db.query<{ version: string }>('SELECT xmin::text AS version FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', [scope.userId, scope.sessionId ?? '']);
+    return row?.version ?? null;
+  }
+
+  async clearForgetting(scope: ForgetScope, version?: string): Promise<boolean> {
+    const key = [scope.userId, scope.sessionId ?? ''];
+    if (version === undefined) {
+      await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', key);
+      return true;
+    }
+    const deleted = await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2 AND xmin::text = $3 RETURNING 1', [...key, version]);
+    return deleted.length > 0 || (await this.tombstoneVersion(scope)) === null;
   }
 }
 
