@@ -23,8 +23,12 @@ export interface ForgetStore {
    * (PostgreSQL). False: the append path must check again after its write and purge what it wrote (Cosmos DB).
    */
   readonly refusesWritesItself: boolean;
-  /** Records the tombstone (idempotent); when it returns, no write that started before it is still in flight (PostgreSQL). */
-  markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void>;
+  /**
+   * Records the tombstone (idempotent); when it returns, no write that started before it is still in flight
+   * (PostgreSQL). True when this call recorded it; false when it was there already (an earlier run of the same forget,
+   * or another forget of the scope: only the one that recorded it may clear it without a version).
+   */
+  markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean>;
   /** True when a forget of the session's user, or of this session, is in progress. */
   forgetting(key: SessionKey): Promise<boolean>;
   /**

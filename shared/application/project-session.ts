@@ -406,9 +406,14 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
   if (!forgets || !origin) return false;
   const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
   if (held && sameEvent(held, origin)) return false;
-  if (await forgets.enlist(key)) return true;
   const scope = { userId: key.userId, sessionId: key.sessionId };
-  await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now());
+  // A forget in progress purges what was written (enlisted); else this projector records a tombstone of its own. One
+  // that a forget recorded in between is the forget's: enlisted with on the next look, never cleared here.
+  for (let attempt = 1; ; attempt++) {
+    if (await forgets.enlist(key)) return true;
+    if (await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now())) break;
+    if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being forgotten concurrently`);
+  }
   try {
     const stream = await deps.events.read(key, 0);
     if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORGET_IN_PROGRESS } from '../../shared/adapters/postgres/forget.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, finishForget, purgeStores, verifyForget } from '../../shared/application/forget.js';
+import type { ForgetStore } from '../../shared/application/forget-ports.js';
 import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
 import type { SessionStore } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
@@ -24,10 +25,10 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
 
   /**
    * The session's projector is held before its embeddings while the forget records its tombstone, purges and makes
-   * its scan (clean); then it writes, and is held again right after its session document is written. Returns the
+   * its scan (clean), then `beforeWrite`; then it writes, and is held again right after its session document is written. Returns the
    * scan's tombstone version, the projection, and the gate after the write.
    */
-  async function writeAfterTheScan(key: { userId: string; sessionId: string }) {
+  async function writeAfterTheScan(key: { userId: string; sessionId: string }, { forgets = runtime.forgets, beforeWrite = async () => {} }: { forgets?: ForgetStore; beforeWrite?: (tombstone: string | null) => Promise<unknown> } = {}) {
     await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
     const embedding = gate();
     const written = gate();
@@ -39,7 +40,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
         return result;
       },
     });
-    const projecting = projectSession({ ...runtime, embedder, sessions }, key).then(
+    const projecting = projectSession({ ...runtime, embedder, sessions, forgets }, key).then(
       () => null,
       (error: unknown) => error,
     );
@@ -48,6 +49,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     await purgeStores(runtime, key);
     const scan = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
     expect(scan.total).toBe(0);
+    await beforeWrite(scan.tombstone);
     embedding.release();
     // PostgreSQL's guard refuses the projector's writes under the tombstone, so it never reaches the document's write.
     await Promise.race([written.reached, projecting]);
@@ -95,5 +97,31 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'a second life' }] });
     await projectSession(runtime, key);
     expect((await runtime.events.read(key, 0)).map((e) => e.type)).toContain('TurnAppended');
+  });
+
+  it("a forget that records its tombstone between the projector's look and its own tombstone is enlisted with, and its tombstone is never cleared by the projector", async () => {
+    const key = { userId: 'u-scan-race-second', sessionId: 'gone' };
+    let looks = 0;
+    const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      enlist: async (k: typeof key) => {
+        const found = await runtime.forgets.enlist(k);
+        // A second forget of the session begins right after the projector's first look found nothing.
+        if (++looks === 1) await beginForget(runtime, key);
+        return found;
+      },
+    });
+    // The first forget runs to its end before the projector writes.
+    const { projecting, written } = await writeAfterTheScan(key, { forgets, beforeWrite: async (tombstone) => expect(await finish(key, tombstone)).toBe(1) });
+    written.release();
+    expect(await projecting).toBeNull();
+    // The second forget's tombstone stays until it has purged and scanned.
+    expect(await runtime.forgets.forgetting(key)).toBe(true);
+    expect(looks).toBe(2);
+    await purgeStores(runtime, key);
+    const second = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+    expect(second.total).toBe(0);
+    expect(await finish(key, second.tombstone)).toBe(1);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
   });
 });

@@ -72,8 +72,8 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       expect(await b.forgets.sessions({ userId: user })).toEqual(['s1', 's2']);
       expect(await b.forgets.blobNames({ userId: user })).toEqual([`${user}/s1-blob/h`, `${user}/s2-blob/h`]);
 
-      await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at);
-      await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at); // a repeat is harmless
+      expect(await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at)).toBe(true);
+      expect(await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at)).toBe(false); // a repeat is harmless
       const removed = await b.forgets.purge({ userId: user });
       expect(total(removed)).toBeGreaterThanOrEqual(total(before));
       expect(total(await b.forgets.scan({ userId: user }))).toBe(0);

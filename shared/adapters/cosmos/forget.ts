@@ -31,11 +31,13 @@ export class CosmosForgetStore implements ForgetStore {
     this.forgets = database.container(COSMOS_CONTAINERS.forgets.name);
   }
 
-  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void> {
+  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean> {
     try {
       await this.forgets.items.create({ id: tombstoneId(scope.sessionId), userId: scope.userId, sessionId: scope.sessionId ?? null, operationId, requestedAt: at.toISOString() });
+      return true;
     } catch (error) {
-      if (statusOf(error) !== 409) throw error; // recorded by an earlier run
+      if (statusOf(error) !== 409) throw error;
+      return false; // recorded by an earlier run, or by another forget of the scope
     }
   }
 

@@ -44,14 +44,15 @@ export class PostgresForgetStore implements ForgetStore {
     private readonly cache?: SearchCache,
   ) {}
 
-  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
       // Waits for every write of the user in flight (they hold the lock shared until they commit); see migration 14.
       await tx.query('SELECT pg_advisory_xact_lock(7071014, hashtext($1))', [scope.userId]);
-      await tx.query(
-        `INSERT INTO forget_tombstones (user_id, session_id, operation_id, requested_at) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, session_id) DO NOTHING`,
+      const recorded = await tx.query(
+        `INSERT INTO forget_tombstones (user_id, session_id, operation_id, requested_at) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, session_id) DO NOTHING RETURNING 1`,
         [scope.userId, scope.sessionId ?? '', operationId, at.toISOString()],
       );
+      return recorded.length > 0;
     });
   }
 
