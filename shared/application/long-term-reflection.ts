@@ -4,7 +4,7 @@ import type { InsightDocument, InsightsQuery, InsightView, ProfileDocument } fro
 import { notFound } from '../domain/errors.js';
 import { nearDuplicates } from '../domain/reflection.js';
 import type { Deps, ReflectionConfig } from './ports.js';
-import { forgottenSince, readOrigins, type SourceOrigins } from './reflection-sources.js';
+import { eraseInsightsOfForgotten, readOrigins, type SourceOrigins } from './reflection-sources.js';
 
 export type ReflectionDeps = Pick<Deps, 'events' | 'insights' | 'directory' | 'chat' | 'clock'> & { reflection: ReflectionConfig };
 
@@ -20,7 +20,8 @@ export const ActiveUsersResult = z.object({ userIds: z.array(z.string()) });
 /**
  * Merges near-duplicate insights (same category, cosine similarity of their vectors at least the threshold): the
  * newest of a group stays, the others are flagged `merged` with `mergedInto`. Superseded and merged insights are
- * never compared again. Idempotent.
+ * never compared again. Idempotent. A flagged insight whose session is forgotten meanwhile is not written back
+ * (reflection-sources.ts).
  */
 export async function mergeNearDuplicateInsights(deps: ReflectionDeps, userId: string): Promise<z.infer<typeof MergeResult>> {
   const live = (await deps.insights.list(userId)).filter((i) => i.status === 'pending' || i.status === 'processed');
@@ -30,7 +31,10 @@ export async function mergeNearDuplicateInsights(deps: ReflectionDeps, userId: s
   );
   if (merged.size === 0) return { merged: 0 };
   const now = deps.clock.now().toISOString();
-  await deps.insights.upsert(live.filter((i) => merged.has(i.id)).map((i) => ({ ...i, status: 'merged', mergedInto: merged.get(i.id)!, updatedAt: now })));
+  const flagged = live.filter((i) => merged.has(i.id)).map((i): InsightDocument => ({ ...i, status: 'merged', mergedInto: merged.get(i.id)!, updatedAt: now }));
+  const sources = await readOrigins(deps, userId, flagged.flatMap((i) => i.sourceSessionIds));
+  await deps.insights.upsert(flagged);
+  await eraseInsightsOfForgotten(deps, userId, sources, flagged);
   return { merged: merged.size };
 }
 
@@ -51,10 +55,10 @@ export async function synthesiseLongTermProfile(deps: ReflectionDeps, userId: st
   if (fresh.length > 0) {
     // Processed insights of the categories the new ones touch go along, so a contradiction can name what it supersedes.
     const categories = new Set(fresh.map((i) => i.category));
-    const processed = await deps.insights.list(userId, { status: 'processed' });
-    const related = processed.filter((i) => categories.has(i.category));
+    const all = await deps.insights.list(userId);
+    const related = all.filter((i) => i.status === 'processed' && categories.has(i.category));
     // The sessions whose text the new profile carries: the insights sent, and those the current profile was built from.
-    const carried = [...fresh, ...related, ...[...pending, ...processed].filter((i) => known.has(i.id))];
+    const carried = [...fresh, ...related, ...all.filter((i) => known.has(i.id))];
     sources = await readOrigins(deps, userId, carried.flatMap((i) => i.sourceSessionIds));
     const out = await deps.chat.run('longTermProfile', {
       currentProfile: current?.profile ?? '',
@@ -96,9 +100,7 @@ export async function synthesiseLongTermProfile(deps: ReflectionDeps, userId: st
  * writes a new profile from what is left.
  */
 async function eraseIfSourceForgotten(deps: ReflectionDeps, userId: string, sources: SourceOrigins, written: ProfileDocument, updates: readonly InsightDocument[]): Promise<void> {
-  const forgotten = await forgottenSince(deps, userId, sources);
-  if (forgotten.size === 0) return;
-  await deps.insights.purge(userId, updates.filter((i) => i.sourceSessionIds.some((s) => forgotten.has(s))).map((i) => i.id));
+  if ((await eraseInsightsOfForgotten(deps, userId, sources, updates)).size === 0) return;
   const stored = await deps.insights.getProfile(userId);
   if (stored && stored.version >= written.version) await deps.insights.deleteProfile(userId);
 }

@@ -1,4 +1,5 @@
 import type { MemoryEvent } from '../contracts/events.js';
+import type { InsightDocument } from '../contracts/insights.js';
 import type { Deps } from './ports.js';
 
 /**
@@ -9,7 +10,9 @@ import type { Deps } from './ports.js';
  * (the first event of its stream) when it reads, and reads it again after its last write: a session whose stream
  * still starts with that event is purged after that read, so after the writes, and its forget deletes what they
  * derived (the insights that name it, the profile built from them); a session whose stream is gone, or starts anew
- * (forgotten, then written again), was forgotten meanwhile, and the reflection erases what it derived itself.
+ * (forgotten, then written again), was forgotten meanwhile, and the reflection erases what it derived itself. The
+ * same holds for insights a step read and writes back (a status change): written after their purge, they would be
+ * their forgotten session's text again.
  */
 export type SourceOrigins = ReadonlyMap<string, string | null>;
 
@@ -26,8 +29,13 @@ export async function readOrigins(deps: Pick<Deps, 'events'>, userId: string, se
   return new Map(ids.map((sessionId, i) => [sessionId, originOf(firsts[i]![0])]));
 }
 
-/** The sessions among `read` forgotten since: no stream then or now, or a stream that starts with another event. */
-export async function forgottenSince(deps: Pick<Deps, 'events'>, userId: string, read: SourceOrigins): Promise<Set<string>> {
+/**
+ * After the writes: the sessions among `read` forgotten since (no stream then or now, or a stream that starts with
+ * another event), and the insights among `written` that name one of them deleted (their text outlived the forget).
+ */
+export async function eraseInsightsOfForgotten(deps: Pick<Deps, 'events' | 'insights'>, userId: string, read: SourceOrigins, written: readonly InsightDocument[]): Promise<Set<string>> {
   const now = await readOrigins(deps, userId, read.keys());
-  return new Set([...read].filter(([sessionId, origin]) => origin === null || now.get(sessionId) !== origin).map(([sessionId]) => sessionId));
+  const forgotten = new Set([...read].filter(([sessionId, origin]) => origin === null || now.get(sessionId) !== origin).map(([sessionId]) => sessionId));
+  if (forgotten.size > 0) await deps.insights.purge(userId, written.filter((i) => i.sourceSessionIds.some((s) => forgotten.has(s))).map((i) => i.id));
+  return forgotten;
 }

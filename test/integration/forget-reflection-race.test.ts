@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, finishForget, purgeStores } from '../../shared/application/forget.js';
-import { synthesiseLongTermProfile } from '../../shared/application/long-term-reflection.js';
-import type { ChatModel } from '../../shared/application/ports.js';
+import { mergeNearDuplicateInsights, synthesiseLongTermProfile } from '../../shared/application/long-term-reflection.js';
+import type { ChatModel, InsightStore } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import { aggregateNoInsightSessions, reflectSession } from '../../shared/application/session-end.js';
 import { SCHEMA_VERSION } from '../../shared/contracts/events.js';
+import type { InsightDocument } from '../../shared/contracts/insights.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
 import { gate, raceBackends, total } from '../support/forget-race.js';
@@ -25,6 +26,25 @@ describe.each(raceBackends(cosmos))('a reflection that read a session before its
     runtime = await open();
   }, 120_000);
   afterAll(() => runtime?.close());
+
+  /** A pending insight of the session, in the category `concern`, with the same vector as every other one here. */
+  const insightOf = async ({ userId, sessionId }: { userId: string; sessionId: string }, id: string, createdAt: string): Promise<InsightDocument> => ({
+    schemaVersion: SCHEMA_VERSION,
+    id,
+    userId,
+    type: 'session',
+    sessionId,
+    sourceSessionIds: [sessionId],
+    category: 'concern',
+    text: `FORGOTTEN-INSIGHT ${id} about the pension`,
+    confidence: 0.9,
+    importance: 'high',
+    status: 'pending',
+    embeddingModel: runtime.embedder.model,
+    insightVector: (await runtime.embedder.embed(['the pension']))[0]!,
+    createdAt,
+    updatedAt: createdAt,
+  });
 
   /** The whole forget of one session, its scan clean. */
   async function forgetWhole(scope: { userId: string; sessionId: string }) {
@@ -58,26 +78,7 @@ describe.each(raceBackends(cosmos))('a reflection that read a session before its
     const userId = 'u-profile-race';
     const key = { userId, sessionId: 'gone' };
     await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'my pension worries' }] });
-    const now = new Date().toISOString();
-    await runtime.insights.upsert([
-      {
-        schemaVersion: SCHEMA_VERSION,
-        id: 'gone-insight',
-        userId,
-        type: 'session',
-        sessionId: 'gone',
-        sourceSessionIds: ['gone'],
-        category: 'concern',
-        text: 'FORGOTTEN-INSIGHT about the pension',
-        confidence: 0.9,
-        importance: 'high',
-        status: 'pending',
-        embeddingModel: runtime.embedder.model,
-        insightVector: (await runtime.embedder.embed(['x']))[0]!,
-        createdAt: now,
-        updatedAt: now,
-      },
-    ]);
+    await runtime.insights.upsert([await insightOf(key, 'gone-insight', new Date().toISOString())]);
     const model = gate();
     const synthesis = chatWith(runtime.chat, 'longTermProfile', { profile: 'PROFILE-FROM-GONE: worries about the pension', supersededInsightIds: [] }, model.hold);
     const reflecting = synthesiseLongTermProfile({ ...runtime, chat: synthesis }, userId);
@@ -86,6 +87,25 @@ describe.each(raceBackends(cosmos))('a reflection that read a session before its
     model.release();
     await reflecting;
     expect(await runtime.insights.getProfile(userId)).toBeNull();
+    expect(await runtime.insights.list(userId)).toEqual([]);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+  });
+
+  it('a near-duplicate flagged merged is not written back after its session was forgotten', async () => {
+    const userId = 'u-merge-race';
+    const key = { userId, sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'my pension worries' }] });
+    await runtime.insights.upsert([await insightOf(key, 'older', '2026-01-01T10:00:00.000Z'), await insightOf(key, 'newer', '2026-01-02T10:00:00.000Z')]);
+    // The merge is held right before it writes its flags back, while the whole forget runs.
+    const write = gate();
+    const insights: InsightStore = Object.assign(Object.create(runtime.insights) as InsightStore, {
+      upsert: async (docs: InsightDocument[]) => (await write.hold(), runtime.insights.upsert(docs)),
+    });
+    const merging = mergeNearDuplicateInsights({ ...runtime, insights }, userId);
+    await write.reached;
+    await forgetWhole(key);
+    write.release();
+    expect(await merging).toEqual({ merged: 1 });
     expect(await runtime.insights.list(userId)).toEqual([]);
     expect(total(await runtime.forgets.scan(key))).toBe(0);
   });
