@@ -414,15 +414,22 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
     if (await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now())) break;
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being forgotten concurrently`);
   }
+  let cleared = false;
   try {
-    const stream = await deps.events.read(key, 0);
-    if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
-      await forgets.purge(scope);
-      // The summary this projector wrote may have been cited meanwhile by another session's init block.
-      await eraseFromInitBlocks({ ...deps, forgets }, scope);
+    // Cleared as purged: another projector that enlisted with this tombstone since may have written after the purge.
+    while (!cleared) {
+      const version = await forgets.tombstoneVersion(scope);
+      const stream = await deps.events.read(key, 0);
+      if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
+        await forgets.purge(scope);
+        // The summary this projector wrote may have been cited meanwhile by another session's init block.
+        await eraseFromInitBlocks({ ...deps, forgets }, scope);
+      }
+      cleared = await forgets.clearForgetting(scope, version ?? undefined);
     }
   } finally {
-    await forgets.clearForgetting(scope);
+    // A failure midway: the session's writes are not refused for good (a DELETE removes what is left).
+    if (!cleared) await forgets.clearForgetting(scope);
   }
   return true;
 }

@@ -9,6 +9,7 @@ import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
 import { gate, raceBackends, total } from '../support/forget-race.js';
+import { newSession } from '../../shared/domain/session.js';
 import { embedderWith } from '../support/runtime.js';
 
 const cosmos = useCosmosFake();
@@ -122,6 +123,29 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     expect(second.total).toBe(0);
     expect(await finish(key, second.tombstone)).toBe(1);
     expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+
+  it("a writer that enlists with the projector's own tombstone after its purge: the projector purges again before it clears it", async () => {
+    const key = { userId: 'u-scan-race-own', sessionId: 'gone' };
+    let purges = 0;
+    const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      purge: async (scope: typeof key) => {
+        const counts = await runtime.forgets.purge(scope);
+        // Another projector of the session, overtaken too, writes its document after this purge and enlists with the
+        // tombstone (PostgreSQL refuses that write under the tombstone, so there it never happens).
+        if (++purges === 1 && !runtime.forgets.refusesWritesItself) {
+          await runtime.sessions.put(newSession(key, new Date()), null);
+          expect(await runtime.forgets.enlist(key)).toBe(true);
+        }
+        return counts;
+      },
+    });
+    const { projecting, written } = await writeAfterTheScan(key, { forgets, beforeWrite: async (tombstone) => expect(await finish(key, tombstone)).toBe(1) });
+    written.release();
+    expect(await projecting).toBeNull();
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(purges).toBe(runtime.forgets.refusesWritesItself ? 1 : 2);
     expect(await runtime.forgets.forgetting(key)).toBe(false);
   });
 });
