@@ -23,10 +23,24 @@ export interface ForgetStore {
    * (PostgreSQL). False: the append path must check again after its write and purge what it wrote (Cosmos DB).
    */
   readonly refusesWritesItself: boolean;
-  /** Records the tombstone (idempotent); when it returns, no write that started before it is still in flight (PostgreSQL). */
-  markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void>;
+  /**
+   * Records the tombstone (idempotent); when it returns, no write that started before it is still in flight
+   * (PostgreSQL). True when this call recorded it; false when it was there already (an earlier run of the same forget,
+   * or another forget of the scope: only the one that recorded it may clear it without a version).
+   */
+  markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean>;
   /** True when a forget of the session's user, or of this session, is in progress. */
   forgetting(key: SessionKey): Promise<boolean>;
+  /**
+   * A writer whose write of the session may have landed after a forget's last scan (a projector the forget overtook)
+   * enlists with the forgets in progress: it changes their tombstones' version, so a forget that scanned before this
+   * does not clear its tombstone (`clearForgetting` with the version read before the scan) and purges again. True when
+   * a tombstone of the session's user or of the session was there to enlist with (its forget purges what was written
+   * before); false when there was none, and nobody will purge the write. A store that refuses writes itself
+   * (PostgreSQL) only answers whether one is there: a write it took committed before the tombstone, so the purge that
+   * follows the tombstone deletes it.
+   */
+  enlist(key: SessionKey): Promise<boolean>;
   /** The sessions of the scope that have events or a session document (ids only), before anything is deleted. */
   sessions(scope: ForgetScope): Promise<string[]>;
   /** Names of the Blob Storage blobs the scope's artifacts (and the blob sweep's queue) name. */
@@ -48,8 +62,13 @@ export interface ForgetStore {
    * other sessions' `SessionInitFixed` events and session documents whose init block still names it.
    */
   scan(scope: ForgetScope): Promise<StoreCounts>;
-  /** Deletes the tombstone (idempotent). */
-  clearForgetting(scope: ForgetScope): Promise<void>;
+  /** The tombstone's version (Cosmos DB: its ETag; PostgreSQL: its row version), null when there is none. */
+  tombstoneVersion(scope: ForgetScope): Promise<string | null>;
+  /**
+   * Deletes the tombstone (idempotent): with `version`, only while it still has that version, the one read before the
+   * last scan. False when a writer enlisted since (`enlist`): the tombstone stays, and the forget purges and scans again.
+   */
+  clearForgetting(scope: ForgetScope, version?: string): Promise<boolean>;
 }
 
 /** A process-local copy of a user's rows (PGlite's in-process search snapshots). */

@@ -37,9 +37,10 @@ export const DurableResult = z.object({ durableInstances: z.number().int().nonne
 export const BlobsResult = z.object({ blobNames: z.array(z.string()), deleted: z.number().int().nonnegative() });
 export const StoresResult = z.object({ removed: Counts });
 export const VerifyInput = ForgetInput.extend({ sessionIds: z.array(Id), blobNames: z.array(z.string()) });
-export const VerifyResult = z.object({ residual: Counts, total: z.number().int().nonnegative() });
-export const FinishInput = ForgetInput.extend({ removed: z.number().int().nonnegative() });
-export const FinishResult = z.object({ cleared: z.literal(true) });
+/** `tombstone`: its version before the scan (null: none, or a result recorded before versions were read). */
+export const VerifyResult = z.object({ residual: Counts, total: z.number().int().nonnegative(), tombstone: z.string().nullable().default(null) });
+export const FinishInput = ForgetInput.extend({ removed: z.number().int().nonnegative(), tombstone: VerifyResult.shape.tombstone });
+export const FinishResult = z.object({ cleared: z.boolean() });
 
 /**
  * Step 1: records the tombstone (from here on, writes of the scope are refused; see ForgetStore) and lists the
@@ -88,10 +89,13 @@ export async function purgeStores(deps: PurgeDeps, input: ForgetInput): Promise<
 /**
  * Step 5, the proof: counts what is left of the scope in every store, independently of the purge: the store's own scan
  * (every table / container that holds user data), Blob Storage (every blob under the user's prefix; for a session,
- * the names its artifacts had) and the durable histories of the scope's sessions.
+ * the names its artifacts had) and the durable histories of the scope's sessions. The tombstone's version is read
+ * first: a writer that enlists after this read changes it (see finishForget), one that enlisted before wrote before
+ * the scan, which counts what it wrote.
  */
 export async function verifyForget(deps: ForgetDurableDeps, input: z.infer<typeof VerifyInput>): Promise<z.infer<typeof VerifyResult>> {
   const scope = scopeOf(input);
+  const tombstone = await deps.forgets.tombstoneVersion(scope);
   const residual: StoreCounts = { ...(await deps.forgets.scan(scope)) };
   const blobs = deps.detail.blobs;
   residual.blobs = blobs ? (await blobs.existing(scope.sessionId === undefined ? { prefix: `${scope.userId}/` } : { names: input.blobNames })).length : 0;
@@ -99,13 +103,18 @@ export async function verifyForget(deps: ForgetDurableDeps, input: z.infer<typeo
   for (const id of textInstances(input.userId, input.sessionIds)) if (await deps.orchestrations.status(id)) durable++;
   residual.durableInstances = durable;
   const total = Object.values(residual).reduce((a, b) => a + b, 0);
-  return { residual, total };
+  return { residual, total, tombstone };
 }
 
-/** Step 6: the scan found nothing, so the tombstone goes and the scope takes writes again, starting from nothing. */
-export async function finishForget(deps: ForgetDeps, input: z.infer<typeof FinishInput>): Promise<z.infer<typeof FinishResult>> {
-  await deps.forgets.clearForgetting(scopeOf(input));
-  return { cleared: true };
+/**
+ * Step 6: the scan found nothing, so the tombstone goes and the scope takes writes again, starting from nothing; only
+ * the tombstone the scan was made under, though. A projector the forget overtook that wrote after the scan enlists
+ * with the tombstone after its write (`ForgetStore.enlist`) and leaves the purge to this forget: then the tombstone has
+ * another version, stays, and the workflow purges and scans again (`cleared: false`). One that finds no tombstone to
+ * enlist with purges what it wrote itself (see `forgetIfOvertaken`).
+ */
+export async function finishForget(deps: ForgetDeps, input: z.input<typeof FinishInput>): Promise<z.infer<typeof FinishResult>> {
+  return { cleared: await deps.forgets.clearForgetting(scopeOf(input), input.tombstone ?? undefined) };
 }
 
 /**

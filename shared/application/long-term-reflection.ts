@@ -4,8 +4,9 @@ import type { InsightDocument, InsightsQuery, InsightView, ProfileDocument } fro
 import { notFound } from '../domain/errors.js';
 import { nearDuplicates } from '../domain/reflection.js';
 import type { Deps, ReflectionConfig } from './ports.js';
+import { eraseInsightsOfForgotten, readOrigins, type SourceOrigins } from './reflection-sources.js';
 
-export type ReflectionDeps = Pick<Deps, 'insights' | 'directory' | 'chat' | 'clock'> & { reflection: ReflectionConfig };
+export type ReflectionDeps = Pick<Deps, 'events' | 'insights' | 'directory' | 'chat' | 'clock'> & { reflection: ReflectionConfig };
 
 export const MergeResult = z.object({ merged: z.number().int().nonnegative() });
 export const ProfileResult = z.object({
@@ -19,7 +20,8 @@ export const ActiveUsersResult = z.object({ userIds: z.array(z.string()) });
 /**
  * Merges near-duplicate insights (same category, cosine similarity of their vectors at least the threshold): the
  * newest of a group stays, the others are flagged `merged` with `mergedInto`. Superseded and merged insights are
- * never compared again. Idempotent.
+ * never compared again. Idempotent. A flagged insight whose session is forgotten meanwhile is not written back
+ * (reflection-sources.ts).
  */
 export async function mergeNearDuplicateInsights(deps: ReflectionDeps, userId: string): Promise<z.infer<typeof MergeResult>> {
   const live = (await deps.insights.list(userId)).filter((i) => i.status === 'pending' || i.status === 'processed');
@@ -29,7 +31,10 @@ export async function mergeNearDuplicateInsights(deps: ReflectionDeps, userId: s
   );
   if (merged.size === 0) return { merged: 0 };
   const now = deps.clock.now().toISOString();
-  await deps.insights.upsert(live.filter((i) => merged.has(i.id)).map((i) => ({ ...i, status: 'merged', mergedInto: merged.get(i.id)!, updatedAt: now })));
+  const flagged = live.filter((i) => merged.has(i.id)).map((i): InsightDocument => ({ ...i, status: 'merged', mergedInto: merged.get(i.id)!, updatedAt: now }));
+  const sources = await readOrigins(deps, userId, flagged.flatMap((i) => i.sourceSessionIds));
+  await deps.insights.upsert(flagged);
+  await eraseInsightsOfForgotten(deps, userId, sources, flagged);
   return { merged: merged.size };
 }
 
@@ -37,7 +42,8 @@ export async function mergeNearDuplicateInsights(deps: ReflectionDeps, userId: s
  * Long-term reflection: the current profile plus the user's pending insights (oldest first) → the new profile, with
  * every source insight id. Insights become `processed`; those the newer information contradicts become `superseded`
  * (kept). Insights already listed in the profile (a crash after the profile was written) are only marked, not sent to
- * the model again.
+ * the model again. A session the profile's text comes from that is forgotten while the model is called: see
+ * `eraseIfSourceForgotten`.
  */
 export async function synthesiseLongTermProfile(deps: ReflectionDeps, userId: string): Promise<z.infer<typeof ProfileResult>> {
   const [current, pending] = await Promise.all([deps.insights.getProfile(userId), deps.insights.list(userId, { status: 'pending' })]);
@@ -45,10 +51,15 @@ export async function synthesiseLongTermProfile(deps: ReflectionDeps, userId: st
   const fresh = pending.filter((i) => !known.has(i.id));
   let profile = current;
   let superseded: string[] = [];
+  let sources: SourceOrigins = new Map();
   if (fresh.length > 0) {
     // Processed insights of the categories the new ones touch go along, so a contradiction can name what it supersedes.
     const categories = new Set(fresh.map((i) => i.category));
-    const related = (await deps.insights.list(userId, { status: 'processed' })).filter((i) => categories.has(i.category));
+    const all = await deps.insights.list(userId);
+    const related = all.filter((i) => i.status === 'processed' && categories.has(i.category));
+    // The sessions whose text the new profile carries: the insights sent, and those the current profile was built from.
+    const carried = [...fresh, ...related, ...all.filter((i) => known.has(i.id))];
+    sources = await readOrigins(deps, userId, carried.flatMap((i) => i.sourceSessionIds));
     const out = await deps.chat.run('longTermProfile', {
       currentProfile: current?.profile ?? '',
       insights: [...related, ...fresh].map((i) => ({ id: i.id, category: i.category, text: i.text, createdAt: i.createdAt })),
@@ -77,7 +88,21 @@ export async function synthesiseLongTermProfile(deps: ReflectionDeps, userId: st
     if (older && older.status === 'processed') updates.push({ ...older, status: 'superseded', updatedAt: now });
   }
   await deps.insights.upsert(updates);
+  if (profile && sources.size > 0) await eraseIfSourceForgotten(deps, userId, sources, profile, updates);
   return { updated: fresh.length > 0, version: profile?.version ?? 0, processed: pending.map((i) => i.id), superseded };
+}
+
+/**
+ * After the profile and the status updates are written: a source session forgotten since it was read (see
+ * reflection-sources.ts) means the profile carries its text, and the status updates wrote its insights back after
+ * their purge. Both go, as the forget would have removed them: the insights of the forgotten sessions that this run
+ * wrote, and the profile if it is still this one or one built on it (a later version); the next long-term reflection
+ * writes a new profile from what is left.
+ */
+async function eraseIfSourceForgotten(deps: ReflectionDeps, userId: string, sources: SourceOrigins, written: ProfileDocument, updates: readonly InsightDocument[]): Promise<void> {
+  if ((await eraseInsightsOfForgotten(deps, userId, sources, updates)).size === 0) return;
+  const stored = await deps.insights.getProfile(userId);
+  if (stored && stored.version >= written.version) await deps.insights.deleteProfile(userId);
 }
 
 /** Users whose sessions changed since `since` (the nightly consolidation's fan-out list). */

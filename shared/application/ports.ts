@@ -164,6 +164,8 @@ export interface InsightStore extends InsightSearch {
   list(userId: string, filter?: { type?: InsightType; status?: InsightStatus; sessionId?: string; category?: string }): Promise<InsightDocument[]>;
   getProfile(userId: string): Promise<ProfileDocument | null>;
   putProfile(doc: ProfileDocument): Promise<void>;
+  /** Deletes the user's long-term profile (none: nothing to do). */
+  deleteProfile(userId: string): Promise<void>;
   /** Deletes these insights of the user (never the profile); returns how many existed. Unknown ids are skipped, so a repeat is harmless. */
   purge(userId: string, ids: readonly string[]): Promise<number>;
 }

@@ -396,27 +396,40 @@ const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metad
  * its last write: a slow embedding or model call) could not purge what the projector wrote after it: rows of a stream
  * that is gone, and decisions recorded as the start of a new stream. The stream no longer holds the event the projector
  * started from, so it forgets what it wrote, the same way (a tombstone, the purge, its summary erased from other
- * sessions' init blocks, the tombstone cleared). A forget
- * still in progress purges them itself (its scan repeats the purge); a stream that holds events a client appended
- * since the forget is left alone, so nothing acknowledged is lost. True when a forget overtook the projector.
+ * sessions' init blocks, the tombstone cleared). A forget still in progress purges them itself: the projector enlists
+ * with its tombstone (`ForgetStore.enlist`), so one whose last scan came before the writes does not clear it but
+ * purges and scans again. A stream that holds events a client appended since the forget is left alone, so nothing
+ * acknowledged is lost. True when a forget overtook the projector.
  */
 async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined, decided: readonly MemoryEvent[]): Promise<boolean> {
   const forgets = deps.forgets;
   if (!forgets || !origin) return false;
   const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
   if (held && sameEvent(held, origin)) return false;
-  if (await forgets.forgetting(key)) return true;
   const scope = { userId: key.userId, sessionId: key.sessionId };
-  await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now());
+  // A forget in progress purges what was written (enlisted); else this projector records a tombstone of its own. One
+  // that a forget recorded in between is the forget's: enlisted with on the next look, never cleared here.
+  for (let attempt = 1; ; attempt++) {
+    if (await forgets.enlist(key)) return true;
+    if (await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now())) break;
+    if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being forgotten concurrently`);
+  }
+  let cleared = false;
   try {
-    const stream = await deps.events.read(key, 0);
-    if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
-      await forgets.purge(scope);
-      // The summary this projector wrote may have been cited meanwhile by another session's init block.
-      await eraseFromInitBlocks({ ...deps, forgets }, scope);
+    // Cleared as purged: another projector that enlisted with this tombstone since may have written after the purge.
+    while (!cleared) {
+      const version = await forgets.tombstoneVersion(scope);
+      const stream = await deps.events.read(key, 0);
+      if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
+        await forgets.purge(scope);
+        // The summary this projector wrote may have been cited meanwhile by another session's init block.
+        await eraseFromInitBlocks({ ...deps, forgets }, scope);
+      }
+      cleared = await forgets.clearForgetting(scope, version ?? undefined);
     }
   } finally {
-    await forgets.clearForgetting(scope);
+    // A failure midway: the session's writes are not refused for good (a DELETE removes what is left).
+    if (!cleared) await forgets.clearForgetting(scope);
   }
   return true;
 }

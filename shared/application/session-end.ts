@@ -12,6 +12,7 @@ import type { ExtractedInsight } from './model-tasks.js';
 import type { OrchestrationClient } from './operation-ports.js';
 import type { Deps, ReflectionConfig } from './ports.js';
 import { append, applyEvents, projectSession } from './project-session.js';
+import { eraseInsightsOfForgotten, originsOfStreams } from './reflection-sources.js';
 
 export type SessionEndDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'insights' | 'directory' | 'chat' | 'embedder' | 'clock' | 'memory'> & {
   reflection: ReflectionConfig;
@@ -155,6 +156,10 @@ export async function aggregateNoInsightSessions(deps: SessionEndDeps, userId: s
     const createdAt = turns.map((t) => t.data.timestamp).sort().at(-1)!;
     docs = (await insightDocuments(deps, userId, sessionIds, extracted.insights, 'aggregate', createdAt)).docs;
     await deps.insights.upsert(docs);
+    // A session forgotten while the model was called (see reflection-sources.ts): its text is in these insights, and
+    // its forget is done. They go; the sessions left are aggregated again by the next session end.
+    const read = originsOfStreams(sessions.map((s, i) => ({ sessionId: s.sessionId, events: streams[i]!.events })));
+    if ((await eraseInsightsOfForgotten(deps, userId, read, docs)).size > 0) return { aggregated: false, sessionIds, insightIds: [] };
   }
   const insightIds = docs.map((d) => d.id);
   for (const [i, key] of sessions.entries()) await record(deps, key, decideAggregation(streams[i]!.state, sessionIds, insightIds));

@@ -1,56 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
-import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
-import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
-import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, finishForget, purgeStores } from '../../shared/application/forget.js';
 import type { SessionDirectory, SessionStore } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { embedderWith, memoryRuntime } from '../support/runtime.js';
+import { gate, raceBackends, total } from '../support/forget-race.js';
+import { embedderWith } from '../support/runtime.js';
 
 const cosmos = useCosmosFake();
 
-const BACKENDS: { name: string; open: () => Promise<Runtime> }[] = [
-  { name: 'PostgreSQL (PGlite)', open: () => memoryRuntime() },
-  {
-    name: 'Cosmos DB (wire fake)',
-    open: async () => {
-      const base = await memoryRuntime();
-      const database = await cosmos();
-      const runtime: Runtime = {
-        ...base,
-        ...cosmosStores(database, { atomicBatches: false }),
-        backend: 'cosmos',
-        detail: { ...base.detail, artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) },
-        forgets: new CosmosForgetStore(database),
-        close: () => base.close(),
-      };
-      delete (runtime as Partial<Runtime>).changeFeed;
-      return runtime;
-    },
-  },
-];
-
-/** Holds the first caller that reaches it until released. */
-function gate() {
-  let release!: () => void;
-  let entered!: () => void;
-  const open = new Promise<void>((r) => (release = r));
-  const reached = new Promise<void>((r) => (entered = r));
-  let used = false;
-  const hold = async () => {
-    if (used) return;
-    used = true;
-    entered();
-    await open;
-  };
-  return { hold, reached, release };
-}
-
-const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+const BACKENDS = raceBackends(cosmos);
 
 describe.each(BACKENDS)('a session forgotten while a later session fixes its init block: $name', ({ open }) => {
   let runtime: Runtime;

@@ -72,8 +72,8 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       expect(await b.forgets.sessions({ userId: user })).toEqual(['s1', 's2']);
       expect(await b.forgets.blobNames({ userId: user })).toEqual([`${user}/s1-blob/h`, `${user}/s2-blob/h`]);
 
-      await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at);
-      await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at); // a repeat is harmless
+      expect(await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at)).toBe(true);
+      expect(await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at)).toBe(false); // a repeat is harmless
       const removed = await b.forgets.purge({ userId: user });
       expect(total(removed)).toBeGreaterThanOrEqual(total(before));
       expect(total(await b.forgets.scan({ userId: user }))).toBe(0);
@@ -143,6 +143,29 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       await b.forgets.clearForgetting({ userId: user });
       await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
       expect(await b.forgets.forgetting({ userId: user, sessionId: 's1' })).toBe(false);
+    });
+
+    it('a tombstone is cleared only with the version read before the scan; a writer that enlists since changes it where writes are not refused', async () => {
+      const user = freshUser();
+      const key = { userId: user, sessionId: 's1' };
+      expect(await b.forgets.enlist(key)).toBe(false);
+      expect(await b.forgets.tombstoneVersion({ userId: user })).toBeNull();
+      await b.forgets.markForgetting({ userId: user }, 'op', at);
+      const scanned = (await b.forgets.tombstoneVersion({ userId: user }))!;
+      expect(scanned).toEqual(expect.any(String));
+      expect(await b.forgets.enlist(key)).toBe(true);
+      const now = (await b.forgets.tombstoneVersion({ userId: user }))!;
+      // PostgreSQL refuses the writes themselves: enlisting changes nothing there.
+      expect(now === scanned).toBe(b.forgets.refusesWritesItself);
+      if (!b.forgets.refusesWritesItself) {
+        expect(await b.forgets.clearForgetting({ userId: user }, scanned)).toBe(false);
+        expect(await b.forgets.forgetting(key)).toBe(true);
+      }
+      expect(await b.forgets.clearForgetting({ userId: user }, now)).toBe(true);
+      expect(await b.forgets.forgetting(key)).toBe(false);
+      // A repeat (a rerun after a crash) finds it gone: cleared.
+      expect(await b.forgets.clearForgetting({ userId: user }, now)).toBe(true);
+      expect(await b.forgets.enlist(key)).toBe(false);
     });
 
     it('an append that passed the check before the tombstone was recorded is refused and nothing of it is kept; after the forget, a new append starts at seq 1', async () => {

@@ -71,6 +71,11 @@ function describeInsightContract(name: string, open: () => Promise<Stores>) {
       await stores.insights.putProfile({ ...profile, profile: 'p2', sourceInsightIds: ['a', 'b'], version: 2 });
       expect(await stores.insights.getProfile(u)).toEqual({ ...profile, profile: 'p2', sourceInsightIds: ['a', 'b'], version: 2 });
       expect(await stores.insights.list(u)).toEqual([]);
+      await stores.insights.putProfile({ ...profile, userId: 'other-' + u });
+      await stores.insights.deleteProfile(u);
+      await stores.insights.deleteProfile(u); // none: nothing to do
+      expect(await stores.insights.getProfile(u)).toBeNull();
+      expect(await stores.insights.getProfile('other-' + u)).not.toBeNull();
       await stores.close();
     });
 

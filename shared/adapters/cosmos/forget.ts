@@ -31,20 +31,32 @@ export class CosmosForgetStore implements ForgetStore {
     this.forgets = database.container(COSMOS_CONTAINERS.forgets.name);
   }
 
-  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void> {
+  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean> {
     try {
       await this.forgets.items.create({ id: tombstoneId(scope.sessionId), userId: scope.userId, sessionId: scope.sessionId ?? null, operationId, requestedAt: at.toISOString() });
+      return true;
     } catch (error) {
-      if (statusOf(error) !== 409) throw error; // recorded by an earlier run
+      if (statusOf(error) !== 409) throw error;
+      return false; // recorded by an earlier run, or by another forget of the scope
     }
   }
 
   async forgetting(key: SessionKey): Promise<boolean> {
-    const rows = await this.query<{ id: string }>(this.forgets, key.userId, 'SELECT c.id FROM c WHERE c.userId = @userId AND (c.id = @user OR c.id = @session)', [
-      { name: '@user', value: tombstoneId() },
-      { name: '@session', value: tombstoneId(key.sessionId) },
-    ]);
-    return rows.length > 0;
+    return (await this.tombstones(key)).length > 0;
+  }
+
+  async enlist(key: SessionKey): Promise<boolean> {
+    let enlisted = false;
+    for (const id of await this.tombstones(key)) {
+      try {
+        // Any write gives the tombstone a new ETag, so the forget's clear (If-Match the ETag read before its scan) fails.
+        await this.forgets.item(id, key.userId).patch([{ op: 'incr', path: '/enlisted', value: 1 }]);
+        enlisted = true;
+      } catch (error) {
+        if (statusOf(error) !== 404) throw error; // cleared since the query
+      }
+    }
+    return enlisted;
   }
 
   async sessions(scope: ForgetScope): Promise<string[]> {
@@ -118,8 +130,28 @@ export class CosmosForgetStore implements ForgetStore {
     return counts;
   }
 
-  async clearForgetting(scope: ForgetScope): Promise<void> {
-    await this.delete(this.forgets, tombstoneId(scope.sessionId), scope.userId);
+  async tombstoneVersion(scope: ForgetScope): Promise<string | null> {
+    const { resource } = await this.forgets.item(tombstoneId(scope.sessionId), scope.userId).read<{ _etag: string }>();
+    return resource?._etag ?? null;
+  }
+
+  async clearForgetting(scope: ForgetScope, version?: string): Promise<boolean> {
+    try {
+      await this.forgets.item(tombstoneId(scope.sessionId), scope.userId).delete(version === undefined ? {} : { accessCondition: { type: 'IfMatch', condition: version } });
+    } catch (error) {
+      if (statusOf(error) === 412) return false; // a writer enlisted after the scan
+      if (statusOf(error) !== 404) throw error; // cleared by an earlier run
+    }
+    return true;
+  }
+
+  /** Ids of the tombstones that cover the session: its user's and its own. */
+  private async tombstones(key: SessionKey): Promise<string[]> {
+    const rows = await this.query<{ id: string }>(this.forgets, key.userId, 'SELECT c.id FROM c WHERE c.userId = @userId AND (c.id = @user OR c.id = @session)', [
+      { name: '@user', value: tombstoneId() },
+      { name: '@session', value: tombstoneId(key.sessionId) },
+    ]);
+    return rows.map((r) => r.id);
   }
 
   /** The scope's items in a container: the whole partition for a user; for a session, its items and the insights built from it. */

@@ -6,7 +6,7 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { InsightStore, SessionDirectory, SessionSummaryRef } from '../../application/ports.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit } from '../../application/search-ports.js';
 import { searchInsights, searchSessionSummaries } from './insight-search.js';
-import { COSMOS_CONTAINERS } from './containers.js';
+import { COSMOS_CONTAINERS, statusOf } from './containers.js';
 import { withFloat32Vectors } from './vectors.js';
 import { insightExpiresAt, itemTtlSeconds, type RetentionPolicy } from '../../domain/retention.js';
 
@@ -73,6 +73,14 @@ export class CosmosInsightStore implements InsightStore {
 
   async putProfile(doc: ProfileDocument): Promise<void> {
     await this.container.items.upsert(doc);
+  }
+
+  async deleteProfile(userId: string): Promise<void> {
+    try {
+      await this.container.item('profile', userId).delete();
+    } catch (error) {
+      if (statusOf(error) !== 404) throw error; // none: nothing to do
+    }
   }
 
   async purge(userId: string, ids: readonly string[]): Promise<number> {

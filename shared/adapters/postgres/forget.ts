@@ -44,20 +44,26 @@ export class PostgresForgetStore implements ForgetStore {
     private readonly cache?: SearchCache,
   ) {}
 
-  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
       // Waits for every write of the user in flight (they hold the lock shared until they commit); see migration 14.
       await tx.query('SELECT pg_advisory_xact_lock(7071014, hashtext($1))', [scope.userId]);
-      await tx.query(
-        `INSERT INTO forget_tombstones (user_id, session_id, operation_id, requested_at) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, session_id) DO NOTHING`,
+      const recorded = await tx.query(
+        `INSERT INTO forget_tombstones (user_id, session_id, operation_id, requested_at) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, session_id) DO NOTHING RETURNING 1`,
         [scope.userId, scope.sessionId ?? '', operationId, at.toISOString()],
       );
+      return recorded.length > 0;
     });
   }
 
   async forgetting(key: SessionKey): Promise<boolean> {
     const rows = await this.db.query(`SELECT 1 FROM forget_tombstones WHERE user_id = $1 AND session_id IN ('', $2) LIMIT 1`, [key.userId, key.sessionId]);
     return rows.length > 0;
+  }
+
+  /** Only whether a forget is in progress: the guard triggers refused every write of the scope under its tombstone. */
+  async enlist(key: SessionKey): Promise<boolean> {
+    return this.forgetting(key);
   }
 
   async sessions(scope: ForgetScope): Promise<string[]> {
@@ -135,8 +141,19 @@ export class PostgresForgetStore implements ForgetStore {
     return counts;
   }
 
-  async clearForgetting(scope: ForgetScope): Promise<void> {
-    await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', [scope.userId, scope.sessionId ?? '']);
+  async tombstoneVersion(scope: ForgetScope): Promise<string | null> {
+    const [row] = await this.db.query<{ version: string }>('SELECT xmin::text AS version FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', [scope.userId, scope.sessionId ?? '']);
+    return row?.version ?? null;
+  }
+
+  async clearForgetting(scope: ForgetScope, version?: string): Promise<boolean> {
+    const key = [scope.userId, scope.sessionId ?? ''];
+    if (version === undefined) {
+      await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', key);
+      return true;
+    }
+    const deleted = await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2 AND xmin::text = $3 RETURNING 1', [...key, version]);
+    return deleted.length > 0 || (await this.tombstoneVersion(scope)) === null;
   }
 }
 

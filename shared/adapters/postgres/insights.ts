@@ -131,6 +131,10 @@ export class PostgresInsightStore implements InsightStore {
     );
   }
 
+  async deleteProfile(userId: string): Promise<void> {
+    await this.db.query('DELETE FROM profiles WHERE user_id = $1', [userId]);
+  }
+
   async purge(userId: string, ids: readonly string[]): Promise<number> {
     if (ids.length === 0) return 0;
     // The profile is a row of `profiles`, so no id here can reach it.

@@ -66,7 +66,7 @@ export const forget = workflow({
     stores: step({ name: 'activity-forget-stores', input: ForgetInput, output: StoresResult, retry: MODEL_RETRY, run: (deps: PurgeDeps, input) => purgeStores(deps, input) }),
     /** Step 5: the verification scan, independent of the purge. */
     verify: step({ name: 'activity-forget-verify', input: VerifyInput, output: VerifyResult, retry: MODEL_RETRY, run: (deps: ForgetDurableDeps, input) => verifyForget(deps, input) }),
-    /** Step 6: the tombstone goes; logs one line with ids and counts. */
+    /** Step 6: the tombstone goes, unless a late writer enlisted after the scan (another round); logs one line with ids and counts. */
     finish: step({ name: 'activity-forget-finish', input: FinishInput, output: FinishResult, retry: MODEL_RETRY, run: (deps: ForgetDeps, input) => finishForget(deps, input) }),
   },
 });

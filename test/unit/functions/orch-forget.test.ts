@@ -7,7 +7,7 @@ const input = { userId: 'u1' };
 const begin = { sessionIds: ['s1', 's2'] };
 const blobs = { blobNames: ['u1/k/h'], deleted: 1 };
 const stores = { removed: { events: 30, insights: 4 } };
-const clean = { residual: { events: 0, insights: 0, blobs: 0, durableInstances: 0 }, total: 0 };
+const clean = { residual: { events: 0, insights: 0, blobs: 0, durableInstances: 0 }, total: 0, tombstone: '"t1"' };
 const left = { residual: { events: 0, interactions: 1, blobs: 0, durableInstances: 0 }, total: 1 };
 
 /** One purge round: blobs → stores → verify. */
@@ -26,7 +26,7 @@ describe('orch-forget (replayed through the durable-functions engine)', () => {
       'activity-forget-finish',
     ]);
     expect(beforeFinish.flat[4]!.input).toEqual({ userId: 'u1', sessionIds: ['s1', 's2'], blobNames: ['u1/k/h'] });
-    expect(beforeFinish.flat[5]!.input).toEqual({ userId: 'u1', removed: 2 + 1 + 30 + 4 });
+    expect(beforeFinish.flat[5]!.input).toEqual({ userId: 'u1', removed: 2 + 1 + 30 + 4, tombstone: '"t1"' });
     const done = await replay(forgetOrchestrator, h.call('activity-forget-finish', { cleared: true }));
     expect(done.isDone).toBe(true);
     expect(done.output).toMatchObject({ userId: 'u1', sessions: 2, removed: { durableInstances: 2, blobs: 1, events: 30, insights: 4 }, residual: clean.residual, verified: true, rounds: 1 });
@@ -38,6 +38,22 @@ describe('orch-forget (replayed through the durable-functions engine)', () => {
     expect(state.flat.at(-1)?.functionName).toBe('activity-forget-finish');
     const done = await replay(forgetOrchestrator, h.call('activity-forget-finish', { cleared: true }));
     expect(done.output).toMatchObject({ rounds: 2, removed: { interactions: 1, events: 30, blobs: 2 } });
+  });
+
+  it('given a clean scan but a tombstone a late writer enlisted with since, then it purges and scans again before it clears the tombstone', async () => {
+    const h = round(new History(input).call('activity-forget-begin', begin).call('activity-forget-durable', { durableInstances: 0 }), clean).call('activity-forget-finish', { cleared: false });
+    const again = round(h, { ...clean, tombstone: '"t2"' }, { removed: { events: 0, insights: 0, interactions: 1 } });
+    const state = await replay(forgetOrchestrator, again);
+    expect(state.flat.slice(-4).map((a) => a.functionName)).toEqual(['activity-forget-blobs', 'activity-forget-stores', 'activity-forget-verify', 'activity-forget-finish']);
+    expect(state.flat.at(-1)!.input).toMatchObject({ tombstone: '"t2"' });
+    const done = await replay(forgetOrchestrator, again.call('activity-forget-finish', { cleared: true }));
+    expect(done.output).toMatchObject({ rounds: 2, removed: { interactions: 1 } });
+  });
+
+  it('given a late writer enlisted after every round, then it fails and never clears the tombstone', async () => {
+    let h = new History(input).call('activity-forget-begin', begin).call('activity-forget-durable', { durableInstances: 0 });
+    for (let i = 0; i < 3; i++) h = round(h, clean).call('activity-forget-finish', { cleared: false });
+    await expect(replay(forgetOrchestrator, h)).rejects.toThrow(/late write enlisted/);
   });
 
   it('given residuals after every round, then it fails with the counts and never clears the tombstone', async () => {

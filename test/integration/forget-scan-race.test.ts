@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FORGET_IN_PROGRESS } from '../../shared/adapters/postgres/forget.js';
+import { appendTurns } from '../../shared/application/append-turns.js';
+import { beginForget, finishForget, purgeStores, verifyForget } from '../../shared/application/forget.js';
+import type { ForgetStore } from '../../shared/application/forget-ports.js';
+import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
+import type { SessionStore } from '../../shared/application/ports.js';
+import { projectSession } from '../../shared/application/project-session.js';
+import type { Runtime } from '../../shared/platform/composition.js';
+import { useCosmosFake } from '../support/cosmos-fake.js';
+import { gate, raceBackends, total } from '../support/forget-race.js';
+import { newSession } from '../../shared/domain/session.js';
+import { embedderWith } from '../support/runtime.js';
+
+const cosmos = useCosmosFake();
+
+/** No durable histories here: the race is between the projector and the store steps. */
+const orchestrations: OrchestrationClient = { start: async (_n, instanceId) => ({ instanceId, started: false }), status: async () => null, purge: async () => 0 };
+
+describe.each(raceBackends(cosmos))("a projector the forget overtook writes after the forget's last scan: $name", ({ name, open }) => {
+  let runtime: Runtime;
+  beforeAll(async () => {
+    runtime = await open();
+  }, 120_000);
+  afterAll(() => runtime?.close());
+
+  /**
+   * The session's projector is held before its embeddings while the forget records its tombstone, purges and makes
+   * its scan (clean), then `beforeWrite`; then it writes, and is held again right after its session document is written. Returns the
+   * scan's tombstone version, the projection, and the gate after the write.
+   */
+  async function writeAfterTheScan(key: { userId: string; sessionId: string }, { forgets = runtime.forgets, beforeWrite = async () => {} }: { forgets?: ForgetStore; beforeWrite?: (tombstone: string | null) => Promise<unknown> } = {}) {
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+    const embedding = gate();
+    const written = gate();
+    const embedder = embedderWith(runtime.embedder, async (texts) => (await embedding.hold(), runtime.embedder.embed(texts)));
+    const sessions: SessionStore = Object.assign(Object.create(runtime.sessions) as SessionStore, {
+      put: async (...args: Parameters<SessionStore['put']>) => {
+        const result = await runtime.sessions.put(...args);
+        await written.hold();
+        return result;
+      },
+    });
+    const projecting = projectSession({ ...runtime, embedder, sessions, forgets }, key).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await embedding.reached;
+    await beginForget(runtime, key);
+    await purgeStores(runtime, key);
+    const scan = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+    expect(scan.total).toBe(0);
+    await beforeWrite(scan.tombstone);
+    embedding.release();
+    // PostgreSQL's guard refuses the projector's writes under the tombstone, so it never reaches the document's write.
+    await Promise.race([written.reached, projecting]);
+    return { scan, projecting, written };
+  }
+
+  /** The rest of the forget as the workflow runs it: clear the tombstone scanned, or purge and scan again. Rounds run. */
+  async function finish(key: { userId: string; sessionId: string }, tombstone: string | null): Promise<number> {
+    for (let round = 1; ; round++) {
+      if ((await finishForget(runtime, { ...key, removed: 0, tombstone })).cleared) return round;
+      await purgeStores(runtime, key);
+      const scan = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+      expect(scan.total).toBe(0);
+      tombstone = scan.tombstone;
+    }
+  }
+
+  it('its check comes before the tombstone is cleared: it enlists, the clear fails, the forget purges and scans again, and nothing is left', async () => {
+    const key = { userId: 'u-scan-race', sessionId: 'gone' };
+    const { scan, projecting, written } = await writeAfterTheScan(key);
+    written.release();
+    const failure = await projecting;
+    const rounds = await finish(key, scan.tombstone);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    if (name.startsWith('PostgreSQL')) {
+      // Unchanged there: the write is refused, nothing enlists, and the first clear succeeds.
+      expect(failure).toMatchObject({ code: FORGET_IN_PROGRESS });
+      expect(rounds).toBe(1);
+    } else {
+      expect(failure).toBeNull();
+      expect(rounds).toBe(2);
+    }
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+
+  it('the tombstone is cleared between its write and its check: it finds no tombstone to enlist with and forgets what it wrote itself', async () => {
+    const key = { userId: 'u-scan-race-cleared', sessionId: 'gone' };
+    const { scan, projecting, written } = await writeAfterTheScan(key);
+    expect(await finish(key, scan.tombstone)).toBe(1);
+    written.release();
+    await projecting;
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+    // A client's append after the forget is kept.
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'a second life' }] });
+    await projectSession(runtime, key);
+    expect((await runtime.events.read(key, 0)).map((e) => e.type)).toContain('TurnAppended');
+  });
+
+  it("a forget that records its tombstone between the projector's look and its own tombstone is enlisted with, and its tombstone is never cleared by the projector", async () => {
+    const key = { userId: 'u-scan-race-second', sessionId: 'gone' };
+    let looks = 0;
+    const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      enlist: async (k: typeof key) => {
+        const found = await runtime.forgets.enlist(k);
+        // A second forget of the session begins right after the projector's first look found nothing.
+        if (++looks === 1) await beginForget(runtime, key);
+        return found;
+      },
+    });
+    // The first forget runs to its end before the projector writes.
+    const { projecting, written } = await writeAfterTheScan(key, { forgets, beforeWrite: async (tombstone) => expect(await finish(key, tombstone)).toBe(1) });
+    written.release();
+    expect(await projecting).toBeNull();
+    // The second forget's tombstone stays until it has purged and scanned.
+    expect(await runtime.forgets.forgetting(key)).toBe(true);
+    expect(looks).toBe(2);
+    await purgeStores(runtime, key);
+    const second = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+    expect(second.total).toBe(0);
+    expect(await finish(key, second.tombstone)).toBe(1);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+
+  it("a writer that enlists with the projector's own tombstone after its purge: the projector purges again before it clears it", async () => {
+    const key = { userId: 'u-scan-race-own', sessionId: 'gone' };
+    let purges = 0;
+    const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      purge: async (scope: typeof key) => {
+        const counts = await runtime.forgets.purge(scope);
+        // Another projector of the session, overtaken too, writes its document after this purge and enlists with the
+        // tombstone (PostgreSQL refuses that write under the tombstone, so there it never happens).
+        if (++purges === 1 && !runtime.forgets.refusesWritesItself) {
+          await runtime.sessions.put(newSession(key, new Date()), null);
+          expect(await runtime.forgets.enlist(key)).toBe(true);
+        }
+        return counts;
+      },
+    });
+    const { projecting, written } = await writeAfterTheScan(key, { forgets, beforeWrite: async (tombstone) => expect(await finish(key, tombstone)).toBe(1) });
+    written.release();
+    expect(await projecting).toBeNull();
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(purges).toBe(runtime.forgets.refusesWritesItself ? 1 : 2);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+});

@@ -1,0 +1,50 @@
+import type { Database } from '@azure/cosmos';
+import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
+import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
+import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
+import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
+import type { Runtime } from '../../shared/platform/composition.js';
+import { memoryRuntime } from './runtime.js';
+
+/**
+ * The two backends a forget race is played on: PGlite (its guard triggers refuse writes under a tombstone) and the
+ * Cosmos wire fake (nothing refuses them; the writers check after their writes). `cosmos`: the file's useCosmosFake().
+ */
+export const raceBackends = (cosmos: () => Promise<Database>): { name: string; open: () => Promise<Runtime> }[] => [
+  { name: 'PostgreSQL (PGlite)', open: () => memoryRuntime() },
+  {
+    name: 'Cosmos DB (wire fake)',
+    open: async () => {
+      const base = await memoryRuntime();
+      const database = await cosmos();
+      const runtime: Runtime = {
+        ...base,
+        ...cosmosStores(database, { atomicBatches: false }),
+        backend: 'cosmos',
+        detail: { ...base.detail, artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) },
+        forgets: new CosmosForgetStore(database),
+        close: () => base.close(),
+      };
+      delete (runtime as Partial<Runtime>).changeFeed;
+      return runtime;
+    },
+  },
+];
+
+/** Holds the first caller that reaches it until released. */
+export function gate() {
+  let release!: () => void;
+  let entered!: () => void;
+  const open = new Promise<void>((r) => (release = r));
+  const reached = new Promise<void>((r) => (entered = r));
+  let used = false;
+  const hold = async () => {
+    if (used) return;
+    used = true;
+    entered();
+    await open;
+  };
+  return { hold, reached, release };
+}
+
+export const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
