@@ -13,7 +13,7 @@ import type { OrchestrationClient } from './operation-ports.js';
 import type { Deps, ReflectionConfig } from './ports.js';
 import { append, applyEvents, projectSession } from './project-session.js';
 
-export type SessionEndDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'insights' | 'directory' | 'chat' | 'embedder' | 'clock' | 'memory'> & {
+export type SessionEndDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'insights' | 'directory' | 'chat' | 'embedder' | 'periods' | 'clock' | 'memory'> & {
   reflection: ReflectionConfig;
 };
 
