@@ -6,7 +6,7 @@ import type { DetailMemory } from './artifact-ports.js';
 import type { ForgetScope, ForgetStore, StoreCounts } from './forget-ports.js';
 import type { OrchestrationClient } from './operation-ports.js';
 import type { Clock, Deps } from './ports.js';
-import { refoldSession } from './project-session.js';
+import { eraseFromInitBlocks } from './project-session.js';
 
 /**
  * Forget (DELETE /users/{u}, DELETE /users/{u}/sessions/{s}): the steps of the forget workflow
@@ -74,16 +74,15 @@ export async function purgeBlobs(deps: ForgetDeps, input: ForgetInput): Promise<
 /**
  * Step 4: deletes every item of the scope in the store (the tombstone stays until step 6). For a session, then erases
  * its summary from the init blocks of the user's other sessions: their `SessionInitFixed` events are rewritten without
- * its entry and their documents folded again by the projector (`initEvents`, `initDocuments`). After the purge, so no
- * init fixed later can pick the session up; one fixed meanwhile is found by the scan and redacted in the next round.
+ * its entry and their documents folded again (`initEvents`, `initDocuments`). After the purge, so no init read later
+ * can pick the session up; one fixed meanwhile is found by the scan and erased in the next round, and one read before
+ * the purge but written after the scan is erased by its projector (see `eraseForgottenCitations`).
  */
 export async function purgeStores(deps: PurgeDeps, input: ForgetInput): Promise<z.infer<typeof StoresResult>> {
   const removed = await deps.forgets.purge(scopeOf(input));
   if (input.sessionId === undefined) return { removed };
-  const redacted = await deps.forgets.redactInit({ userId: input.userId, sessionId: input.sessionId });
-  let documents = 0;
-  for (const sessionId of redacted.sessionIds) if (await refoldSession(deps, { userId: input.userId, sessionId })) documents++;
-  return { removed: { ...removed, initEvents: redacted.events, initDocuments: documents } };
+  const erased = await eraseFromInitBlocks(deps, { userId: input.userId, sessionId: input.sessionId });
+  return { removed: { ...removed, initEvents: erased.events, initDocuments: erased.documents } };
 }
 
 /**

@@ -8,14 +8,18 @@ import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise, withBookmark, withDecidedAhead } from '../domain/session.js';
 import { periodWords, type Period } from '../domain/time-expressions.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
-import type { ForgetStore } from './forget-ports.js';
+import type { RecentSession } from '../contracts/context.js';
+import type { ForgetScope, ForgetStore } from './forget-ports.js';
 import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
 
-/** What applying events needs: the stores it writes and the embedder; never a chat model. */
-export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder' | 'categories' | 'periods'>;
-/** `forgets`, when present, lets a projector that a forget overtook forget what it wrote after the purge. */
-export type ProjectionDeps = ApplyDeps & Pick<Deps, 'chat' | 'clock' | 'memory' | 'insights' | 'directory'> & { forgets?: ForgetStore };
+/**
+ * What applying events needs: the stores it writes, the embedder and the period reader; never a chat model. `forgets`,
+ * when present, lets a projector that a forget overtook forget what it wrote after the purge, and erase a forgotten
+ * session its init block cites (`eraseForgottenCitations`).
+ */
+export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder' | 'categories' | 'periods'> & { forgets?: ForgetStore };
+export type ProjectionDeps = ApplyDeps & Pick<Deps, 'chat' | 'clock' | 'memory' | 'insights' | 'directory'>;
 
 export interface ProjectionResult {
   projectedThroughSeq: number;
@@ -97,11 +101,53 @@ async function write(deps: ApplyDeps, key: SessionKey, { stored, before, session
   const doc = summaryVector ? { ...bookmarked, summaryVector, embeddingModel: deps.embedder.model } : bookmarked;
   try {
     await deps.sessions.put(doc, stored?.version ?? null);
-    return { interactions: interactions.length, doc };
   } catch (error) {
     if (error instanceof MemoryError && error.code === 'conflict') return null;
     throw error;
   }
+  // The write that first folds the init block checks what it cites (after the write: see eraseForgottenCitations).
+  if (!before.init && doc.init) await eraseForgottenCitations(deps, key, doc.init.recentSessions);
+  return { interactions: interactions.length, doc };
+}
+
+/**
+ * The init block's race with a session forget. The decider reads the recent sessions' summaries (`currentInit`), then
+ * appends `SessionInitFixed`; a forget of a cited session A that purges A, erases A from the init blocks it finds
+ * (`redactInit`, refold) and scans them, all between that read and the append, would leave A's summary in this
+ * session's event and document, and once its tombstone is cleared nothing remembers A was forgotten.
+ *
+ * So the write that first folds the block into the document (W, after the append) then reads each cited session's
+ * document (C). An entry whose session still holds the same summary (a summary and its end are fixed once per
+ * session, so only a forget changes them) was not forgotten before C; A's purge then comes after C, and the forget's
+ * erasure and scan after it, so they find the event and the document (both written before C) and erase them; a
+ * projector that folded the event from an older read writes with a document version the refold has moved, so it
+ * conflicts and folds the erased stream again. An entry whose session is gone, or holds another summary (forgotten,
+ * then written again), is erased here the way forget erases it: every init block that names it, documents refolded.
+ * Either way the text does not survive, on PostgreSQL and Cosmos DB alike (it needs only that C sees writes
+ * acknowledged before it). Left: a projector that dies, or whose check fails, between W and C, after the forget's
+ * scan; a new DELETE of A erases it. Cost: one point read per cited session (at most NUM_RECENT_SESSIONS), once per
+ * session.
+ */
+async function eraseForgottenCitations(deps: ApplyDeps, key: SessionKey, cited: readonly RecentSession[]): Promise<void> {
+  const forgets = deps.forgets;
+  if (!forgets || cited.length === 0) return;
+  const current = await Promise.all(cited.map(({ sessionId }) => deps.sessions.get({ userId: key.userId, sessionId })));
+  for (const [i, entry] of cited.entries()) {
+    const doc = current[i]?.doc;
+    if (doc?.summary !== entry.summary || doc.endedAt !== entry.endedAt) await eraseFromInitBlocks({ ...deps, forgets }, { userId: key.userId, sessionId: entry.sessionId });
+  }
+}
+
+/**
+ * Erases a forgotten session from the init blocks of the user's other sessions: their `SessionInitFixed` events are
+ * rewritten without its entry (`redactInit`) and their documents folded again. The forget's store step and a projector
+ * whose init block cites a forgotten session both erase it this way. Returns the events and documents rewritten.
+ */
+export async function eraseFromInitBlocks(deps: Pick<Deps, 'events' | 'sessions'> & { forgets: ForgetStore }, scope: Required<ForgetScope>): Promise<{ events: number; documents: number }> {
+  const redacted = await deps.forgets.redactInit(scope);
+  let documents = 0;
+  for (const sessionId of redacted.sessionIds) if (await refoldSession(deps, { userId: scope.userId, sessionId })) documents++;
+  return { events: redacted.events, documents };
 }
 
 /** Windows this close together are read with one query (the seqs between are a few other threads' turns). */
@@ -352,7 +398,8 @@ const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metad
  * A forget of the session that ran to its end while this projector held the session's events (between its load and
  * its last write: a slow embedding or model call) could not purge what the projector wrote after it: rows of a stream
  * that is gone, and decisions recorded as the start of a new stream. The stream no longer holds the event the projector
- * started from, so it forgets what it wrote, the same way (a tombstone, the purge, the tombstone cleared). A forget
+ * started from, so it forgets what it wrote, the same way (a tombstone, the purge, its summary erased from other
+ * sessions' init blocks, the tombstone cleared). A forget
  * still in progress purges them itself (its scan repeats the purge); a stream that holds events a client appended
  * since the forget is left alone, so nothing acknowledged is lost. True when a forget overtook the projector.
  */
@@ -366,7 +413,11 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
   await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now());
   try {
     const stream = await deps.events.read(key, 0);
-    if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) await forgets.purge(scope);
+    if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
+      await forgets.purge(scope);
+      // The summary this projector wrote may have been cited meanwhile by another session's init block.
+      await eraseFromInitBlocks({ ...deps, forgets }, scope);
+    }
   } finally {
     await forgets.clearForgetting(scope);
   }
