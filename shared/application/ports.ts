@@ -5,6 +5,7 @@ import type { ChatTaskInput, ChatTaskName, ChatTaskOutput, ModelTier } from './m
 import type { InsightSearch, SearchIndex, SessionSummarySearch } from './search-ports.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import type { InsightDocument, InsightStatus, InsightType, ProfileDocument } from '../contracts/insights.js';
+import type { Period } from '../domain/time-expressions.js';
 
 export type { EventDraft };
 
@@ -87,6 +88,16 @@ export interface Embedder {
 export interface CategoryWords {
   /** Per text, in order, its category words (none for a text without a known noun). */
   categories(texts: readonly string[]): Promise<string[][]>;
+}
+
+/**
+ * The period each turn's text refers to, resolved against the turn's own time (time-expressions.ts
+ * `periodReferredTo`). A port because the date parser costs milliseconds of CPU a turn: the runtime runs it off the
+ * request-serving thread (the model threads' `periods` op); tests and tools may run it in process.
+ */
+export interface PeriodReader {
+  /** Per turn, in order, the period it refers to, or undefined. */
+  referredPeriods(turns: readonly { text: string; at: string }[]): Promise<(Period | undefined)[]>;
 }
 
 /** A message of a tool-calling conversation (the retrieval agent). */
@@ -217,6 +228,8 @@ export interface Deps extends Stores {
   embedder: Embedder;
   /** Category words added to each turn's full text at projection; absent = none (CATEGORY_LEVELS=0). */
   categories?: CategoryWords;
+  /** The periods turns refer to, indexed with them at projection. */
+  periods: PeriodReader;
   clock: Clock;
   ids: Ids;
   memory: MemoryConfig;

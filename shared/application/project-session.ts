@@ -6,7 +6,7 @@ import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId, type TurnWindow } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { decideInit, decideInteraction, decideSetAside, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise, withBookmark, withDecidedAhead } from '../domain/session.js';
-import { periodReferredTo, periodWords, type Period } from '../domain/time-expressions.js';
+import { periodWords, type Period } from '../domain/time-expressions.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
 import type { RecentSession } from '../contracts/context.js';
 import type { ForgetScope, ForgetStore } from './forget-ports.js';
@@ -14,11 +14,11 @@ import type { Deps, EventStore, SessionStore, Versioned } from './ports.js';
 import { currentInit } from './session-init.js';
 
 /**
- * What applying events needs: the stores it writes and the embedder; never a chat model. `forgets`, when present, lets
- * a projector that a forget overtook forget what it wrote after the purge, and erase a forgotten session its init
- * block cites (`eraseForgottenCitations`).
+ * What applying events needs: the stores it writes, the embedder and the period reader; never a chat model. `forgets`,
+ * when present, lets a projector that a forget overtook forget what it wrote after the purge, and erase a forgotten
+ * session its init block cites (`eraseForgottenCitations`).
  */
-export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder' | 'categories'> & { forgets?: ForgetStore };
+export type ApplyDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'embedder' | 'categories' | 'periods'> & { forgets?: ForgetStore };
 export type ProjectionDeps = ApplyDeps & Pick<Deps, 'chat' | 'clock' | 'memory' | 'insights' | 'directory'>;
 
 export interface ProjectionResult {
@@ -234,16 +234,19 @@ async function writeDerived(
   const turnTexts = newTurns.map(searchableText);
   // Full text matches a turn together with the turns it answers: replies ("yes, last Saturday") rarely repeat the
   // question's words. The vector embeds the turn alone (on LoCoMo, context made the offline encoder's vectors worse).
-  const earlier = newTurns.length > 0 ? await deps.events.readLastTurns(key, MATCH_CONTEXT_TURNS, newTurns[0]!.metadata.seq) : [];
+  // A turn's referred period is matched as the words a question would name it with ("8 May", "last month" as "April"),
+  // and its category words ("Spain" as "european country country"): questions name the category, turns the instance.
+  // The periods are parsed off this thread (PeriodReader) while the statement and the category words go on.
+  const [earlier, referred, categories] = await Promise.all([
+    newTurns.length > 0 ? deps.events.readLastTurns(key, MATCH_CONTEXT_TURNS, newTurns[0]!.metadata.seq) : [],
+    referredPeriods(deps, newTurns),
+    deps.categories ? deps.categories.categories(turnTexts) : [],
+  ]);
   const context = [...earlier.map(searchableText), ...turnTexts];
   const matchTexts = turnTexts.map((_, i) => {
     const at = earlier.length + i;
     return context.slice(Math.max(0, at - MATCH_CONTEXT_TURNS), at + 1).join('\n');
   });
-  // A turn's referred period is matched as the words a question would name it with ("8 May", "last month" as "April").
-  const referred = newTurns.map(referredPeriod);
-  // And its category words ("Spain" as "european country country"): questions name the category, turns the instance.
-  const categories = deps.categories ? await deps.categories.categories(turnTexts) : [];
   const texts = [...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts, ...(summary ? [summary.data.summary] : [])];
   if (texts.length === 0) return {};
 
@@ -258,9 +261,9 @@ async function writeDerived(
       ...(t.data.agentId && { agentId: t.data.agentId }),
       speaker: speakerOf(t),
       text: turnTexts[i]!,
-      matchText: [matchTexts[i]!, ...(referred[i]?.refers ? [periodWords(referred[i].refers)] : []), ...(categories[i]?.length ? [categories[i].join(' ')] : [])].join('\n'),
+      matchText: [matchTexts[i]!, ...(referred[i] ? [periodWords(referred[i])] : []), ...(categories[i]?.length ? [categories[i].join(' ')] : [])].join('\n'),
       timestamp: t.data.timestamp,
-      ...referred[i],
+      ...(referred[i] && { refers: referred[i] }),
       embeddingModel: deps.embedder.model,
       vector: vectors[offset + i]!,
     })),
@@ -523,11 +526,9 @@ export function errorLabel(error: unknown): string {
 
 const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;
 
-/** The period the turn's own words refer to ("last week"), resolved against its own time, never the clock. */
-function referredPeriod(t: TurnAppended): { refers?: Period } {
-  const refers = t.data.content ? periodReferredTo(t.data.content, new Date(t.data.timestamp)) : undefined;
-  return refers ? { refers } : {};
-}
+/** The period each turn's own words refer to ("last week"), resolved against its own time, never the clock. */
+const referredPeriods = async (deps: Pick<ApplyDeps, 'periods'>, turns: readonly TurnAppended[]): Promise<(Period | undefined)[]> =>
+  turns.length > 0 ? deps.periods.referredPeriods(turns.map((t) => ({ text: t.data.content, at: t.data.timestamp }))) : [];
 
 /** What search matches for a turn: the speaker and what was said (a turn of only tool calls: the calls). */
 const searchableText = (t: TurnAppended): string => `${speakerOf(t)}: ${t.data.content || renderToolCalls(t.data.toolCalls ?? [])}`;

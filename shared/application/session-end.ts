@@ -14,7 +14,7 @@ import type { Deps, ReflectionConfig } from './ports.js';
 import { append, applyEvents, projectSession } from './project-session.js';
 import { eraseInsightsOfForgotten, originsOfStreams } from './reflection-sources.js';
 
-export type SessionEndDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'insights' | 'directory' | 'chat' | 'embedder' | 'clock' | 'memory'> & {
+export type SessionEndDeps = Pick<Deps, 'events' | 'sessions' | 'interactions' | 'search' | 'insights' | 'directory' | 'chat' | 'embedder' | 'periods' | 'clock' | 'memory'> & {
   reflection: ReflectionConfig;
 };
 

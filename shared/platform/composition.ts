@@ -56,18 +56,21 @@ export interface Runtime extends Deps {
 /**
  * The models of MODEL_PROVIDER. The embedder every use case gets shares its calls across callers (EmbeddingBatcher):
  * sessions projected at once embed in one call, up to EMBEDDING_BATCH_TEXTS texts, EMBEDDING_CONCURRENCY calls at once.
+ * The periods turns refer to are parsed on model threads (MODEL_THREADS of them): offline, the threads that embed; with
+ * hosted models, threads that only parse (the encoder never loads there).
  */
-async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder'> & { close?: () => Promise<void> }> {
+async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder' | 'periods'> & { close: () => Promise<void> }> {
+  const threads = new ModelThreadPool(s.MODEL_THREADS);
   if (s.MODEL_PROVIDER === 'local') {
     if (s.EMBEDDING_DIMENSIONS !== 512) throw new Error('Invalid settings: EMBEDDING_DIMENSIONS must be 512 with MODEL_PROVIDER=local (the offline sentence encoder)');
-    const { embedder, ...local } = createLocalModels(meter, new ModelThreadPool(s.MODEL_THREADS));
-    return { ...local, embedder: new EmbeddingBatcher(embedder, { maxTexts: s.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: s.EMBEDDING_CONCURRENCY ?? 2 * s.MODEL_THREADS }) };
+    const { embedder, ...local } = createLocalModels(meter, threads);
+    return { ...local, periods: threads, embedder: new EmbeddingBatcher(embedder, { maxTexts: s.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: s.EMBEDDING_CONCURRENCY ?? 2 * s.MODEL_THREADS }) };
   }
   // Loaded only when used, so the offline default never pulls in the OpenAI SDK.
   const { createOpenAIModels, openAIOptionsFromSettings } = await import('../adapters/openai/index.js');
   const maxTexts = s.EMBEDDING_BATCH_TEXTS ?? 256;
   const { embedder, ...hosted } = createOpenAIModels({ ...openAIOptionsFromSettings(s), embeddingBatch: { maxInputs: maxTexts } }, meter);
-  return { ...hosted, embedder: new EmbeddingBatcher(embedder, { maxTexts, concurrency: s.EMBEDDING_CONCURRENCY ?? 4 }) };
+  return { ...hosted, periods: threads, close: () => threads.close(), embedder: new EmbeddingBatcher(embedder, { maxTexts, concurrency: s.EMBEDDING_CONCURRENCY ?? 4 }) };
 }
 
 async function openBlobs(s: Settings): Promise<BlobStore | null> {
@@ -162,7 +165,7 @@ export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ a
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
   const meter = new UsageMeter();
-  // The offline models' thread starts on first use; closing the runtime terminates it, after the stores.
+  // The model threads start on first use; closing the runtime terminates them, after the stores.
   const { close: closeModels, ...models } = await openModels(s, meter);
   const { artifacts, sheds, close: closeStores, ...stores } = await openStores(s, models.embedder.model);
   const blobs = await openBlobs(s);
@@ -179,7 +182,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       try {
         await closeStores();
       } finally {
-        await closeModels?.();
+        await closeModels();
       }
     },
     detail: {

@@ -40,7 +40,10 @@ export const Settings = z.object({
   /** Per-call timeout and retries (429/5xx/timeouts, honouring retry-after) for hosted models. */
   MODEL_TIMEOUT_MS: int(30_000, 100),
   MODEL_MAX_RETRIES: int(4, 0, 10),
-  /** Offline models: threads that embed and run the chat tasks, each with its own copy of the model. */
+  /**
+   * Model threads. Offline models: threads that embed, run the chat tasks and parse referred periods, each with its own
+   * copy of the model. Hosted models: threads that only parse the periods turns refer to.
+   */
   MODEL_THREADS: int(os.availableParallelism(), 1, 64),
   /** Most texts in one embedding call, shared by the sessions projected at once; default 256 hosted, 32 offline. */
   EMBEDDING_BATCH_TEXTS: z.coerce.number().int().min(1).max(2048).optional(),

@@ -7,6 +7,7 @@ import { createLocalModels, LocalChatModel, ModelThread, ModelThreadPool, Senten
 import { UsageMeter } from '../../shared/application/metering.js';
 import type { ChatTaskInput, ChatTaskName } from '../../shared/application/model-tasks.js';
 import type { ChatMessage, ToolDefinition } from '../../shared/application/ports.js';
+import { periodReferredTo } from '../../shared/domain/time-expressions.js';
 
 /** Every way the model code could reach the network, made to fail loudly and counted. */
 function blockNetwork() {
@@ -187,6 +188,34 @@ describe('ModelThread: the offline models on their own thread (real weights)', (
     // In arrival order the task would be last; it goes first, or second if the first batch was already running.
     expect(order.slice(0, 2)).toContain('task');
     expect(order.filter((o) => o !== 'task')).toEqual(['embed 1', 'embed 2', 'embed 3']);
+  });
+
+  it('parses the periods turns refer to in the thread exactly as in process, one per turn in order', async () => {
+    const at = '2021-09-15T12:00:00.000Z';
+    const texts = [
+      'My flight got cancelled yesterday, so I drove.',
+      'Last week we finally signed the lease!',
+      "I'm starting the new job next month",
+      'Back in 2014 I lived in Lisbon for a while.',
+      'Honestly I just want a quiet evening with a book.',
+      'I have been knitting for ten years and today I sold a scarf',
+      'The barbecue on Saturday was a disaster',
+      'The barbecue on Saturday will be fun',
+      '',
+    ];
+    const inThread = await thread.referredPeriods(texts.map((text) => ({ text, at })));
+    expect(inThread).toEqual(texts.map((text) => periodReferredTo(text, new Date(at))));
+    expect(inThread.filter(Boolean)).toHaveLength(5);
+    expect(network.attempts).toEqual([]);
+  });
+
+  it('given embedding batches waiting in the thread, then a periods request goes before them', async () => {
+    const texts = Array.from({ length: 8 }, (_, i) => `${DISTRACTORS[i]} (${i})`);
+    const order: string[] = [];
+    const embeds = [1, 2, 3].map((i) => thread.embed(texts).then(() => order.push(`embed ${i}`)));
+    const periods = thread.referredPeriods([{ text: 'We moved here two years ago', at: '2021-09-15T12:00:00.000Z' }]).then(() => order.push('periods'));
+    await Promise.all([...embeds, periods]);
+    expect(order.slice(0, 2)).toContain('periods');
   });
 
   it('given a request the thread fails, then the caller gets its typed error, and the same thread serves the next request', async () => {

@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ModelThreadPool } from '../../shared/adapters/local-models/index.js';
+import type { PeriodReader } from '../../shared/application/ports.js';
 import { applyEvents } from '../../shared/application/project-session.js';
+import { retryDelayMs, serveProjectionQueue } from '../../shared/application/projection-scheduler.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
 import type { EventDraft } from '../../shared/contracts/events.js';
-import type { Runtime } from '../../shared/platform/composition.js';
-import { memoryRuntime } from '../support/runtime.js';
+import { periodReferredTo } from '../../shared/domain/time-expressions.js';
+import { createRuntime, type Runtime } from '../../shared/platform/composition.js';
+import { loadSettings } from '../../shared/platform/config.js';
+import { embeddings, startOpenAITestServer, type OpenAITestServer } from '../support/openai-test-server.js';
+import { atOffset, memoryRuntime } from '../support/runtime.js';
 
 const said = (turnId: string, content: string, timestamp: string): EventDraft => ({ type: 'TurnAppended', data: { turnId, role: 'user', content, timestamp } });
 
@@ -48,4 +54,92 @@ describe('the period a turn refers to', () => {
     const { facts: unnamed } = await searchFacts(runtime, key.userId, { query: 'What did I bake?', mode: 'search', topK: 2, sources: ['turns'], retrievers: ['fulltext'] });
     expect(unnamed.map((f) => f.turnIds)).toEqual([['t1'], ['t2']]);
   });
+});
+
+describe("the period a turn refers to comes from the runtime's PeriodReader", () => {
+  let runtime: Runtime;
+  let parser: PeriodReader;
+  beforeAll(async () => {
+    runtime = await memoryRuntime();
+    parser = runtime.periods;
+  }, 60_000);
+  afterAll(() => runtime?.close());
+  const indexed = async (userId: string) => (await runtime.search.turns({ userId, text: 'piano', limit: 10, filters: {} }, 'fulltext')).map((h) => ({ seq: h.seq, refers: h.refers })).sort((a, b) => a.seq - b.seq);
+
+  it('given a reader, when turns are projected, then each is indexed with the period the reader answers for its text and time', async () => {
+    const asked: { text: string; at: string }[] = [];
+    const march = { from: '2001-03-01T00:00:00.000Z', to: '2001-03-31T23:59:59.999Z' };
+    runtime.periods = { referredPeriods: async (turns) => (asked.push(...turns), turns.map(({ text }) => (text.includes('sleeps') ? march : undefined))) };
+    try {
+      const key = { userId: 'u-reader', sessionId: 's1' };
+      await runtime.events.append(key, [said('t1', 'The kitten sleeps on the piano.', '2019-02-13T18:00:00Z'), said('t2', 'She plays the piano.', '2019-02-13T18:01:00Z')], new Date());
+      await applyEvents(runtime, key);
+      expect(asked).toEqual([
+        { text: 'The kitten sleeps on the piano.', at: '2019-02-13T18:00:00Z' },
+        { text: 'She plays the piano.', at: '2019-02-13T18:01:00Z' },
+      ]);
+      expect(await indexed(key.userId)).toEqual([
+        { seq: 1, refers: march },
+        { seq: 2, refers: undefined },
+      ]);
+      expect((await runtime.search.turns({ userId: key.userId, text: 'in March', limit: 10, filters: {} }, 'fulltext')).map((h) => h.seq)).toEqual([1]);
+    } finally {
+      runtime.periods = parser;
+    }
+  });
+
+  it('given the model thread dies parsing a slice\'s periods, then the slice fails and stays queued, and its retry on a new thread indexes them', async () => {
+    const threads = new ModelThreadPool(1, { entry: new URL('../support/model-worker-stub.ts', import.meta.url) });
+    runtime.periods = threads;
+    process.env.MODEL_STUB_PERIODS_CRASH = '1';
+    try {
+      const key = { userId: 'u-crash', sessionId: 's1' };
+      await runtime.events.append(key, [said('t1', 'The piano arrived.', '2019-02-13T18:00:00Z')], new Date());
+      await runtime.projectionQueue.enqueue([key], runtime.clock.now());
+      expect((await serveProjectionQueue(runtime, runtime.projection)).failed).toEqual([{ key, error: 'MemoryError internal' }]);
+      await expect(threads.referredPeriods([{ text: 'x', at: '2019-02-13T18:00:00Z' }])).rejects.toMatchObject({ code: 'internal', message: expect.stringMatching(/model thread stopped \(Error: stub model exploded\)/) });
+      expect(await indexed(key.userId)).toEqual([]);
+      expect(await runtime.projectionQueue.size()).toBe(1);
+
+      delete process.env.MODEL_STUB_PERIODS_CRASH; // the next thread started parses
+      const retried = await atOffset(runtime, retryDelayMs(2) / 1000 + 1, () => serveProjectionQueue(runtime, runtime.projection));
+      expect(retried).toMatchObject({ slices: 1, caughtUp: 1, failed: [] });
+      // The stand-in answers a turn's own instant as its period.
+      expect(await indexed(key.userId)).toEqual([{ seq: 1, refers: { from: '2019-02-13T18:00:00.000Z', to: '2019-02-13T18:00:00.000Z' } }]);
+      expect(threads.starts).toBe(3);
+    } finally {
+      delete process.env.MODEL_STUB_PERIODS_CRASH;
+      runtime.periods = parser;
+      await threads.close();
+    }
+  });
+});
+
+describe('hosted models: the periods are parsed on model threads of their own', () => {
+  let server: OpenAITestServer;
+  beforeAll(async () => {
+    server = await startOpenAITestServer();
+    server.setDefault('embeddings', embeddings());
+  });
+  afterAll(() => server?.close());
+
+  it('given MODEL_PROVIDER=openai, then the runtime parses on MODEL_THREADS threads, projects with them, and its close ends them', async () => {
+    const runtime = await createRuntime(
+      loadSettings({ MEMORY_DATA_DIR: 'memory://', MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'test-key', EMBEDDING_DIMENSIONS: '8', MODEL_THREADS: '2', MODEL_MAX_RETRIES: '0' }),
+    );
+    try {
+      expect(runtime.periods).toBeInstanceOf(ModelThreadPool);
+      const threads = runtime.periods as ModelThreadPool;
+      expect(threads.size).toBe(2);
+      const key = { userId: 'u-hosted', sessionId: 's1' };
+      await runtime.events.append(key, [said('t1', 'We adopted a kitten yesterday!', '2019-02-13T18:00:00Z')], new Date());
+      await applyEvents(runtime, key);
+      const [hit] = await runtime.search.turns({ userId: key.userId, text: 'kitten', limit: 10, filters: {} }, 'fulltext');
+      expect(hit?.refers).toEqual(periodReferredTo('We adopted a kitten yesterday!', new Date('2019-02-13T18:00:00Z')));
+      expect(threads.starts).toBe(1); // one request: the least busy thread started, the other not
+    } finally {
+      await runtime.close();
+    }
+    await expect(runtime.periods.referredPeriods([{ text: 'yesterday', at: '2019-02-13T18:00:00Z' }])).rejects.toMatchObject({ message: expect.stringContaining('closed') });
+  }, 60_000);
 });

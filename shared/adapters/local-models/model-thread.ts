@@ -1,18 +1,24 @@
 import { Worker } from 'node:worker_threads';
 import type { ChatTaskInput, ChatTaskName } from '../../application/model-tasks.js';
+import type { PeriodReader } from '../../application/ports.js';
 import type { ErrorCode } from '../../contracts/problem.js';
 import { MemoryError } from '../../domain/errors.js';
+import type { Period } from '../../domain/time-expressions.js';
 import type { LoadEncoder } from './use-lite.js';
 
 /** What the main thread asks the model thread (model-worker.ts). */
 export type ModelRequest =
   | { id: number; op: 'load' }
   | { id: number; op: 'embed'; texts: string[] }
-  | { id: number; op: 'solve'; task: string; input: unknown };
+  | { id: number; op: 'solve'; task: string; input: unknown }
+  | { id: number; op: 'periods'; turns: { text: string; at: string }[] };
 
-/** The model thread's answer to one request: raw vectors (row-major float32), a task's unvalidated output, or an error. */
+/**
+ * The model thread's answer to one request: raw vectors (row-major float32), a task's unvalidated output, the periods
+ * turns refer to, or an error.
+ */
 export type ModelReply =
-  | { id: number; ok: true; vectors?: { rows: number; dimensions: number; data: Float32Array }; output?: unknown }
+  | { id: number; ok: true; vectors?: { rows: number; dimensions: number; data: Float32Array }; output?: unknown; periods?: (Period | undefined)[] }
   | { id: number; ok: false; error: { message: string; code?: ErrorCode; details?: Record<string, unknown> } };
 
 export interface ModelThreadData {
@@ -34,19 +40,21 @@ export interface ModelThreadOptions {
 type Request = ModelRequest extends infer R ? (R extends ModelRequest ? Omit<R, 'id'> : never) : never;
 type Success = Extract<ModelReply, { ok: true }>;
 
-const CLOSED = 'The offline models were closed';
+const CLOSED = 'The model threads were closed';
 
 /**
- * The offline models' own thread (a `worker_threads` Worker running model-worker.ts): TensorFlow.js inference and the
- * local chat model's rules run there, so a projection embedding turns never holds up the requests this thread serves.
- * - Lazy: the thread starts on the first request, and the model loads in it on the first `load` or `embed`.
- * - Requests are answered one at a time, chat tasks before waiting embedding batches. A request that fails in the
+ * The models' own thread (a `worker_threads` Worker running model-worker.ts): TensorFlow.js inference, the local chat
+ * model's rules and the date parser of referred periods run there, so a projection never holds up the requests this
+ * thread serves.
+ * - Lazy: the thread starts on the first request, and the model loads in it on the first `load` or `embed` (never for
+ *   `periods` alone: with hosted models the thread only parses periods).
+ * - Requests are answered one at a time, chat tasks and periods before waiting embedding batches. A request that fails in the
  *   thread rejects with a MemoryError (the thread's own code when it threw one, `internal` otherwise).
  * - If the thread dies (an uncaught error, an out-of-memory exit), every request in flight rejects with an error that
  *   says so, and the next request starts a new thread.
  * - It keeps the process alive only while a request is in flight, and `close()` terminates it (the runtime's close).
  */
-export class ModelThread implements OfflineModelThreads {
+export class ModelThread implements OfflineModelThreads, PeriodReader {
   readonly size = 1;
   private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: (reply: Success) => void; reject: (error: Error) => void }>();
@@ -71,7 +79,7 @@ export class ModelThread implements OfflineModelThreads {
   /** The sentence encoder's raw (unnormalised) vectors, one per text unless the model dropped a row. */
   async embed(texts: readonly string[]): Promise<number[][]> {
     const { vectors } = await this.request({ op: 'embed', texts: [...texts] });
-    if (!vectors) throw new MemoryError('internal', 'The offline model thread answered an embed request without vectors');
+    if (!vectors) throw new MemoryError('internal', 'The model thread answered an embed request without vectors');
     const { rows, dimensions, data } = vectors;
     return Array.from({ length: rows }, (_, i) => Array.from(data.subarray(i * dimensions, (i + 1) * dimensions)));
   }
@@ -79,6 +87,13 @@ export class ModelThread implements OfflineModelThreads {
   /** Runs a local chat task's rules in the thread; the caller validates input and output. */
   async solve<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<unknown> {
     return (await this.request({ op: 'solve', task, input })).output;
+  }
+
+  /** The period each turn refers to, parsed in the thread (time-expressions.ts `periodReferredTo`). */
+  async referredPeriods(turns: readonly { text: string; at: string }[]): Promise<(Period | undefined)[]> {
+    const { periods } = await this.request({ op: 'periods', turns: [...turns] });
+    if (periods?.length !== turns.length) throw new MemoryError('internal', 'The model thread answered a periods request without a period per turn');
+    return periods;
   }
 
   /** Terminates the thread; requests in flight and later ones reject. */
@@ -101,7 +116,7 @@ export class ModelThread implements OfflineModelThreads {
         worker.postMessage({ ...body, id });
       } catch (error) {
         this.settle(worker, id);
-        reject(new MemoryError('internal', `The offline model thread could not be sent the request: ${error instanceof Error ? error.message : String(error)}`));
+        reject(new MemoryError('internal', `The model thread could not be sent the request: ${error instanceof Error ? error.message : String(error)}`));
       }
     });
   }
@@ -117,7 +132,7 @@ export class ModelThread implements OfflineModelThreads {
       if (!waiting) return;
       this.settle(worker, reply.id);
       if (reply.ok) waiting.resolve(reply);
-      else waiting.reject(new MemoryError(reply.error.code ?? 'internal', reply.error.code ? reply.error.message : `The offline model thread failed: ${reply.error.message}`, reply.error.details ?? {}));
+      else waiting.reject(new MemoryError(reply.error.code ?? 'internal', reply.error.code ? reply.error.message : `The model thread failed: ${reply.error.message}`, reply.error.details ?? {}));
     });
     worker.on('messageerror', (error) => {
       failure = error;
@@ -128,7 +143,7 @@ export class ModelThread implements OfflineModelThreads {
       if (this.worker !== worker) return; // closed (or already replaced): nothing in flight belongs to it
       this.worker = undefined;
       const why = failure ? `${failure.name}: ${failure.message}` : `exit code ${code}`;
-      this.failAll(new MemoryError('internal', `The offline model thread stopped (${why}); the next call starts a new one`));
+      this.failAll(new MemoryError('internal', `The model thread stopped (${why}); the next call starts a new one`));
     });
     return worker;
   }
@@ -158,9 +173,9 @@ export interface OfflineModelThreads {
  * Embedding on every core: `size` model threads (MODEL_THREADS), each with its own copy of the model (about 160 MB of RSS),
  * each batch and each chat task given to the thread with the fewest requests waiting (sessions that complete windows
  * together summarise them side by side); in each thread, chat tasks go before waiting batches, as with one thread.
- * Each thread keeps its own nice value and crash recovery.
+ * Each thread keeps its own nice value and crash recovery. With hosted models the pool only parses referred periods.
  */
-export class ModelThreadPool implements OfflineModelThreads {
+export class ModelThreadPool implements OfflineModelThreads, PeriodReader {
   readonly threads: readonly ModelThread[];
 
   constructor(
@@ -179,6 +194,10 @@ export class ModelThreadPool implements OfflineModelThreads {
 
   solve<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<unknown> {
     return this.leastBusy().solve(task, input);
+  }
+
+  referredPeriods(turns: readonly { text: string; at: string }[]): Promise<(Period | undefined)[]> {
+    return this.leastBusy().referredPeriods(turns);
   }
 
   /** Threads started so far, restarts after a crash included. */

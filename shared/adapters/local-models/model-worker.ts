@@ -1,6 +1,7 @@
 /**
- * The offline-model thread (started by model-thread.ts): owns the Universal Sentence Encoder and runs the local chat
- * model's rules, so their synchronous TensorFlow.js / NLP work never blocks the event loop that serves requests.
+ * The model thread (started by model-thread.ts): owns the Universal Sentence Encoder, runs the local chat model's rules
+ * and parses the periods turns refer to, so their synchronous TensorFlow.js / NLP work never blocks the event loop that
+ * serves requests.
  * The thread cannot reach the network: every socket API is replaced first.
  */
 import { readlinkSync } from 'node:fs';
@@ -19,7 +20,7 @@ import type { EncoderModel } from './use-lite.js';
 function forbidNetwork(): void {
   const refuse = (what: string) =>
     function (): never {
-      throw new MemoryError('internal', `The offline model thread attempted network access (${what})`);
+      throw new MemoryError('internal', `The model thread attempted network access (${what})`);
     };
   globalThis.fetch = refuse('fetch') as typeof fetch;
   http.request = refuse('http.request') as typeof http.request;
@@ -52,7 +53,7 @@ lowerPriority((workerData as ModelThreadData).nice);
 
 // Each part loads after the guard (so nothing it loads can open a socket either), and only what that part needs:
 // TensorFlow and the weights for embeddings on the first `load` or `embed`, compromise for the chat tasks on the first
-// task or right after the model's `load`.
+// task or right after the model's `load`, compromise-dates on the first `periods` (with hosted models, all it loads).
 let encoder: Promise<EncoderModel> | undefined;
 const loadEncoder = () =>
   (encoder ??= import('./use-lite.js')
@@ -62,6 +63,7 @@ const loadEncoder = () =>
       throw error;
     }));
 const tasks = () => import('./local-tasks.js');
+const periods = () => import('./periods.js');
 
 async function handle(request: ModelRequest): Promise<ModelReply> {
   switch (request.op) {
@@ -84,6 +86,8 @@ async function handle(request: ModelRequest): Promise<ModelReply> {
     }
     case 'solve':
       return { id: request.id, ok: true, output: (await tasks()).solveLocalTask(request.task as ChatTaskName, request.input as ChatTaskInput<ChatTaskName>) };
+    case 'periods':
+      return { id: request.id, ok: true, periods: await (await periods()).inProcessPeriods.referredPeriods(request.turns) };
   }
 }
 
@@ -97,9 +101,9 @@ const errorReply = (id: number, error: unknown): ModelReply => ({
 });
 
 /**
- * One request at a time. Chat tasks go before waiting embedding batches: a projection runs an interaction's task before it
- * embeds, so a task queued behind other sessions' embeddings would hold its whole session back. Each caller waits for
- * one answer before it asks again, so its own requests keep their order.
+ * One request at a time. Chat tasks and periods go before waiting embedding batches: a projection runs an interaction's
+ * task before it embeds and waits on its turns' periods, so either queued behind other sessions' embeddings would hold
+ * its whole session back. Each caller waits for one answer before it asks again, so its own requests keep their order.
  */
 const waiting: { tasks: ModelRequest[]; rest: ModelRequest[] } = { tasks: [], rest: [] };
 let busy = false;
@@ -127,6 +131,6 @@ async function work(): Promise<void> {
 }
 
 parentPort!.on('message', (request: ModelRequest) => {
-  (request.op === 'solve' ? waiting.tasks : waiting.rest).push(request);
+  (request.op === 'solve' || request.op === 'periods' ? waiting.tasks : waiting.rest).push(request);
   if (!busy) void work();
 });
