@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, finishForget, purgeStores } from '../../shared/application/forget.js';
-import type { SessionDirectory, SessionStore } from '../../shared/application/ports.js';
+import type { SessionDirectory } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { gate, raceBackends, total } from '../support/forget-race.js';
-import { embedderWith } from '../support/runtime.js';
+import { gate, heldProjector, raceBackends, total } from '../support/forget-race.js';
 
 const cosmos = useCosmosFake();
 
@@ -88,16 +87,7 @@ describe.each(BACKENDS)('a session forgotten while a later session fixes its ini
     await appendTurns(runtime, gone, { turns: [{ role: 'user', content: 'an earlier conversation', timestamp: '2026-01-01T10:00:00.000Z' }] });
     await runtime.events.append(gone, [{ type: 'SessionSummarised', data: { summary: 'FORGOTTEN-SUMMARY written late', keyTopics: [], endedAt: '2026-01-01T11:00:00.000Z', model: 'test' } }], new Date());
     // The projector of `gone` is held before its embeddings (the forget runs), then right after its document is written.
-    const embedding = gate();
-    const written = gate();
-    const embedder = embedderWith(runtime.embedder, async (texts) => (await embedding.hold(), runtime.embedder.embed(texts)));
-    const sessions: SessionStore = Object.assign(Object.create(runtime.sessions) as SessionStore, {
-      put: async (...args: Parameters<SessionStore['put']>) => {
-        const result = await runtime.sessions.put(...args);
-        await written.hold();
-        return result;
-      },
-    });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
     const projecting = projectSession({ ...runtime, embedder, sessions }, gone);
     await embedding.reached;
     await beginForget(runtime, gone);

@@ -4,13 +4,11 @@ import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, finishForget, purgeStores, verifyForget } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
 import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
-import type { SessionStore } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { gate, raceBackends, total } from '../support/forget-race.js';
+import { heldProjector, raceBackends, total } from '../support/forget-race.js';
 import { newSession } from '../../shared/domain/session.js';
-import { embedderWith } from '../support/runtime.js';
 
 const cosmos = useCosmosFake();
 
@@ -31,16 +29,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
    */
   async function writeAfterTheScan(key: { userId: string; sessionId: string }, { forgets = runtime.forgets, beforeWrite = async () => {} }: { forgets?: ForgetStore; beforeWrite?: (tombstone: string | null) => Promise<unknown> } = {}) {
     await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
-    const embedding = gate();
-    const written = gate();
-    const embedder = embedderWith(runtime.embedder, async (texts) => (await embedding.hold(), runtime.embedder.embed(texts)));
-    const sessions: SessionStore = Object.assign(Object.create(runtime.sessions) as SessionStore, {
-      put: async (...args: Parameters<SessionStore['put']>) => {
-        const result = await runtime.sessions.put(...args);
-        await written.hold();
-        return result;
-      },
-    });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
     const projecting = projectSession({ ...runtime, embedder, sessions, forgets }, key).then(
       () => null,
       (error: unknown) => error,

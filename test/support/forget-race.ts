@@ -3,8 +3,9 @@ import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
 import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
+import type { SessionStore } from '../../shared/application/ports.js';
 import type { Runtime } from '../../shared/platform/composition.js';
-import { memoryRuntime } from './runtime.js';
+import { embedderWith, memoryRuntime } from './runtime.js';
 
 /**
  * The two backends a forget race is played on: PGlite (its guard triggers refuse writes under a tombstone) and the
@@ -45,6 +46,24 @@ export function gate() {
     await open;
   };
   return { hold, reached, release };
+}
+
+/**
+ * A projector's stores with two gates: `embedding` holds its first embedding call (before anything it derives is
+ * written), `written` holds it right after its first session document is written.
+ */
+export function heldProjector(runtime: Runtime) {
+  const embedding = gate();
+  const written = gate();
+  const embedder = embedderWith(runtime.embedder, async (texts) => (await embedding.hold(), runtime.embedder.embed(texts)));
+  const sessions: SessionStore = Object.assign(Object.create(runtime.sessions) as SessionStore, {
+    put: async (...args: Parameters<SessionStore['put']>) => {
+      const result = await runtime.sessions.put(...args);
+      await written.hold();
+      return result;
+    },
+  });
+  return { embedding, written, embedder, sessions };
 }
 
 export const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
