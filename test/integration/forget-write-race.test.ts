@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendTurns } from '../../shared/application/append-turns.js';
-import { storeMemory } from '../../shared/application/artifacts.js';
+import { restoreSnapshot, storeMemory } from '../../shared/application/artifacts.js';
 import { beginForget, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
 import { getSlot, putSlot } from '../../shared/application/slots.js';
@@ -12,12 +12,20 @@ import { finishRounds, gate, raceBackends, scanSession, total } from '../support
 
 const cosmos = useCosmosFake();
 
-/** A client's write of the session: an append of turns, a memory (artifact) of the session, a session slot. */
+/**
+ * A client's write of the session: an append of turns, a memory (artifact) of the session, a snapshot restored into the
+ * session (its source is the user's, of no session), a session slot.
+ */
 const WRITERS = {
   append: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
     appendTurns({ ...runtime, forgets }, key, { turns: [{ role: 'user', content: text, turnId: `t-${text}` }] }),
   memory: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
     storeMemory({ ...runtime, forgets }, LOCAL_PRINCIPAL, key.userId, { content: text, key: `m-${text}`, type: 'note', tags: [], sessionId: key.sessionId }),
+  restore: async (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) => {
+    await storeMemory(runtime, LOCAL_PRINCIPAL, key.userId, { content: text, key: `src-${text}`, type: 'note', tags: [] });
+    await runtime.detail.artifacts.putSnapshot({ userId: key.userId, snapshotId: `snap-${text}`, keys: [`src-${text}`], createdAt: new Date().toISOString() });
+    return restoreSnapshot({ ...runtime, forgets }, key.userId, `snap-${text}`, { agentId: 'a', sessionId: key.sessionId });
+  },
   slot: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
     putSlot({ ...runtime, forgets }, LOCAL_PRINCIPAL, key.userId, `s-${text}`, { scope: 'session', sessionId: key.sessionId }, { value: text }, {}),
 };
@@ -27,6 +35,10 @@ type Writer = keyof typeof WRITERS;
 async function readable(runtime: Runtime, key: SessionKey, writer: Writer, text: string): Promise<boolean> {
   if (writer === 'append') return (await runtime.events.read(key, 0)).some((e) => e.type === 'TurnAppended' && e.data.content === text);
   if (writer === 'memory') return (await runtime.detail.artifacts.get(key.userId, `m-${text}`, new Date())) !== null;
+  if (writer === 'restore') {
+    const { items } = await runtime.detail.artifacts.list({ ...key, agentId: 'a' }, {}, 10, new Date());
+    return items.some((a) => a.restoredFrom?.snapshotId === `snap-${text}`);
+  }
   return getSlot(runtime, LOCAL_PRINCIPAL, key.userId, `s-${text}`, { scope: 'session', sessionId: key.sessionId }).then(
     () => true,
     () => false,
