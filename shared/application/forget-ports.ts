@@ -45,8 +45,12 @@ export interface ForgetStore {
   sessions(scope: ForgetScope): Promise<string[]>;
   /** Names of the Blob Storage blobs the scope's artifacts (and the blob sweep's queue) name. */
   blobNames(scope: ForgetScope): Promise<string[]>;
-  /** Deletes every item of the scope except the tombstone; items deleted per store. Idempotent. */
-  purge(scope: ForgetScope): Promise<StoreCounts>;
+  /**
+   * Deletes every item of the scope except the tombstone; items deleted per store. Idempotent. `keepClientItems`: not
+   * the memories (artifacts) and slots clients write beside the session's events, only the events and what is derived
+   * from them (an overtaken projector forgetting what it wrote: a client's memory or slot written after the forget stays).
+   */
+  purge(scope: ForgetScope, options?: { keepClientItems?: boolean }): Promise<StoreCounts>;
   /**
    * Erasure of a forgotten session (`scope.sessionId`) from the init blocks of the user's other sessions: rewrites
    * their `SessionInitFixed` events without its `recentSessions` entry (its summary). Recorded events are otherwise

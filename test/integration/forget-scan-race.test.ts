@@ -106,8 +106,8 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     const key = { userId: 'u-scan-race-own', sessionId: 'gone' };
     let purges = 0;
     const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
-      purge: async (scope: typeof key) => {
-        const counts = await runtime.forgets.purge(scope);
+      purge: async (...args: Parameters<ForgetStore['purge']>) => {
+        const counts = await runtime.forgets.purge(...args);
         // Another projector of the session, overtaken too, writes its document after this purge and enlists with the
         // tombstone (PostgreSQL refuses that write under the tombstone, so there it never happens).
         if (++purges === 1 && !runtime.forgets.refusesWritesItself) {

@@ -3,12 +3,13 @@ import { appendTurns } from '../../shared/application/append-turns.js';
 import { restoreSnapshot, storeMemory } from '../../shared/application/artifacts.js';
 import { beginForget, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
+import { projectSession } from '../../shared/application/project-session.js';
 import { getSlot, putSlot } from '../../shared/application/slots.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { finishRounds, gate, raceBackends, scanSession, total } from '../support/forget-race.js';
+import { finishRounds, gate, heldProjector, raceBackends, scanSession, total } from '../support/forget-race.js';
 
 const cosmos = useCosmosFake();
 
@@ -150,5 +151,27 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     // On main's code the refused append purged the session here, the acknowledged turn with it.
     expect(await readable(runtime, key, 'append', 'next')).toBe(true);
     expect(await readable(runtime, key, 'append', 'refused')).toBe(false);
+  });
+
+  it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {
+    const key = { userId: 'u-overtaken', sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
+    const projecting = projectSession({ ...runtime, embedder, sessions }, key);
+    await embedding.reached;
+    await beginForget(runtime, key);
+    await purgeStores(runtime, key);
+    const scan = await scanSession(runtime, key);
+    expect(scan.total).toBe(0);
+    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    const clientWrites = ['memory', 'restore', 'slot'] as const;
+    for (const writer of clientWrites) await WRITERS[writer](runtime, key, runtime.forgets, 'after');
+    embedding.release();
+    written.release();
+    await projecting;
+    // The projector forgot what it wrote (its session document), not what the client wrote since (on main's code its
+    // purge of the session deleted them).
+    expect(await runtime.sessions.get(key)).toBeNull();
+    for (const writer of clientWrites) expect(await readable(runtime, key, writer, 'after')).toBe(true);
   });
 });
