@@ -20,8 +20,8 @@ const NAMES_SESSION = {
  * COSMOS_CONTAINERS, so a container added later is purged and scanned too), or a session's items. The tombstones live
  * in their own container, `forgets`, so purging the user's partition never deletes them.
  *
- * Cosmos has no cross-container transaction or trigger, so the append path checks the tombstone before it writes and
- * again after (`refusesWritesItself` is false; see shared/application/forget.ts).
+ * Cosmos has no cross-container transaction or trigger, so the writers check the tombstone before they write and enlist
+ * with it after (`refusesWritesItself` is false; see `refuseUnlessKept` in shared/application/forget.ts).
  */
 export class CosmosForgetStore implements ForgetStore {
   readonly refusesWritesItself = false;
