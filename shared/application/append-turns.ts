@@ -1,7 +1,7 @@
 import type { SessionKey } from '../contracts/ids.js';
 import type { AppendTurnsBody, AppendTurnsResult } from '../contracts/turns.js';
 import type { DetailMemory } from './artifact-ports.js';
-import { refuseWhileForgetting } from './forget.js';
+import { refuseUnlessKept, refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
 import { offloadTurn } from './offload.js';
 import type { Admission, Clock, EventDraft, EventStore, Ids } from './ports.js';
@@ -28,7 +28,7 @@ export async function appendTurns(
 ): Promise<AppendTurnsResult> {
   // Before anything is written, artifacts of offloaded turns included.
   deps.admission?.admit();
-  await refuseWhileForgetting(deps, key, 'before');
+  await refuseWhileForgetting(deps, key);
   const now = deps.clock.now();
   const drafts: EventDraft[] = body.turns.map((turn, index) => ({
     type: 'TurnAppended',
@@ -48,8 +48,22 @@ export async function appendTurns(
     ? await Promise.all(drafts.map(async (d) => (d.type === 'TurnAppended' ? { ...d, data: await offloadTurn({ ...deps, detail }, key, d.data) } : d)))
     : drafts;
   const outcomes = await deps.events.append(key, recorded, now);
-  // On a store that does not refuse writes under a tombstone itself (Cosmos DB): a forget that began meanwhile gets
-  // what was just written purged with the session, and the append is refused.
-  await refuseWhileForgetting(deps, key, 'after');
-  return { accepted: outcomes.map((o) => ({ turnId: o.turnId!, seq: o.seq })) };
+  const accepted = outcomes.map((o) => ({ turnId: o.turnId!, seq: o.seq }));
+  // Cosmos DB: a forget that began before the write landed purges it (the append enlists with it), or already did.
+  await refuseUnlessKept(deps, key, () => holdsAll(deps.events, key, accepted));
+  return { accepted };
+}
+
+/**
+ * Whether the session's stream still holds every accepted turn at its seq: one read of the seqs' range. The turnIds are
+ * compared, since after a forget a new stream starts at seq 1 again and another turn may hold the seq. (A retry that
+ * mixes turns recorded long ago with new ones reads the events between them too.)
+ */
+async function holdsAll(events: EventStore, key: SessionKey, accepted: readonly { turnId: string; seq: number }[]): Promise<boolean> {
+  if (accepted.length === 0) return true;
+  const seqs = accepted.map((a) => a.seq);
+  const first = Math.min(...seqs);
+  const held = await events.read(key, first - 1, Math.max(...seqs) - first + 1);
+  const turnAt = new Map(held.map((e) => [e.metadata.seq, e.type === 'TurnAppended' ? e.data.turnId : undefined]));
+  return accepted.every((a) => turnAt.get(a.seq) === a.turnId);
 }

@@ -10,7 +10,7 @@ import { countTokens } from '../domain/tokens.js';
 import { applyTransform } from '../domain/transforms.js';
 import type { DetailMemory } from './artifact-ports.js';
 import type { ChatModel, Clock, Ids } from './ports.js';
-import { refuseWhileForgetting } from './forget.js';
+import { refuseUnlessKept, refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
 import { forbidden, type Principal } from './auth.js';
 import { isAdmin } from './viewer.js';
@@ -229,7 +229,8 @@ export async function storeMemory(
 ): Promise<ArtifactSummary> {
   const { scope, owner, agentId } = placeOf(principal, userId, body);
   // Nothing is stored for a user (or session) being forgotten: 409 forget_in_progress. Global memory is no user's.
-  if (scope !== 'global') await refuseWhileForgetting(deps, { userId, sessionId: body.sessionId ?? '' }, 'before');
+  const forgotten = scope === 'global' ? undefined : { userId, sessionId: body.sessionId ?? '' };
+  if (forgotten) await refuseWhileForgetting(deps, forgotten);
   const content = typeof body.content === 'string' ? body.content : JSON.stringify(body.content, null, 2);
   if (content.trim() === '') throw new MemoryError('validation_failed', 'content must not be empty', { errors: [{ path: 'body.content', message: 'must not be empty' }] });
   const bytes = Buffer.byteLength(content, 'utf8');
@@ -252,7 +253,14 @@ export async function storeMemory(
     ...(body.sessionId && { sessionId: body.sessionId }),
     ...(agentId && { agentId }),
   });
+  if (forgotten) await refuseUnlessKept(deps, forgotten, () => stillStored(deps, record));
   return summarise(record);
+}
+
+/** Whether the artifact is still stored as written: a forget may have purged it, and the key been written again since. */
+async function stillStored(deps: Pick<ArtifactDeps, 'detail' | 'clock'>, record: ArtifactRecord): Promise<boolean> {
+  const found = await deps.detail.artifacts.get(record.userId, record.key, deps.clock.now());
+  return found?.createdAt === record.createdAt && found.contentHash === record.contentHash;
 }
 
 export interface RetrievedMemory extends ArtifactSummary {
@@ -357,7 +365,7 @@ export async function createSnapshot(deps: ArtifactDeps, viewer: Viewer, body: C
  * copies' keys derive from snapshot, key and agent, so restoring twice is harmless. An artifact deleted or expired
  * since the snapshot is reported missing; a copy expires when its source does.
  */
-export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapshotId: string, body: RestoreSnapshotBody) {
+export async function restoreSnapshot(deps: ArtifactDeps & { forgets?: ForgetStore }, userId: string, snapshotId: string, body: RestoreSnapshotBody) {
   const snapshot = await deps.detail.artifacts.getSnapshot(userId, snapshotId);
   if (!snapshot) throw notFound(`Snapshot ${snapshotId}`);
   const globalKeys = new Set(snapshot.globalKeys ?? []);
@@ -370,6 +378,10 @@ export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapsh
       continue;
     }
     const copyKey = `r-${createHash('sha256').update(`${snapshotId}\n${key}\n${body.agentId}`).digest('hex').slice(0, 24)}`;
+    const sessionId = body.sessionId ?? source.sessionId;
+    // A copy is the user's memory (of its session, when it names one): refused while either is being forgotten.
+    const forgotten = { userId, sessionId: sessionId ?? '' };
+    await refuseWhileForgetting(deps, forgotten);
     const copy = await storeArtifact(
       deps,
       userId,
@@ -386,10 +398,11 @@ export async function restoreSnapshot(deps: ArtifactDeps, userId: string, snapsh
         restoredFrom: { snapshotId, key },
         expiresAt: source.expiresAt,
         ...(source.source && { source: source.source }),
-        ...((body.sessionId ?? source.sessionId) && { sessionId: body.sessionId ?? source.sessionId }),
+        ...(sessionId && { sessionId }),
       },
       { reuseExisting: true },
     );
+    await refuseUnlessKept(deps, forgotten, () => stillStored(deps, copy));
     restored.push({ from: key, key: copy.key });
   }
   return { snapshotId, agentId: body.agentId, restored, missing };

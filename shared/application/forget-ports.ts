@@ -14,13 +14,13 @@ export type StoreCounts = Record<string, number>;
  *
  * The tombstone is the record that a forget is in progress for the scope: from the moment `markForgetting` returns,
  * the store refuses new writes for the scope (PostgreSQL: a trigger on every user table, under a per-user lock), or the
- * append path refuses them when it finds the tombstone (Cosmos DB: checked before and after the write). It is deleted
+ * writers refuse them when they find the tombstone (Cosmos DB: checked before the write, enlisted with after it). It is deleted
  * by `clearForgetting` once the scan found nothing left.
  */
 export interface ForgetStore {
   /**
    * True when the store itself refuses every write of a scope under a tombstone, atomically with the write
-   * (PostgreSQL). False: the append path must check again after its write and purge what it wrote (Cosmos DB).
+   * (PostgreSQL). False: a writer enlists after its write, else reads it back (Cosmos DB; see `refuseUnlessKept`).
    */
   readonly refusesWritesItself: boolean;
   /**
@@ -32,7 +32,8 @@ export interface ForgetStore {
   /** True when a forget of the session's user, or of this session, is in progress. */
   forgetting(key: SessionKey): Promise<boolean>;
   /**
-   * A writer whose write of the session may have landed after a forget's last scan (a projector the forget overtook)
+   * A writer whose write of the session may have landed after a forget's last scan (a projector the forget overtook; on
+   * Cosmos DB, a client's append, memory or slot write)
    * enlists with the forgets in progress: it changes their tombstones' version, so a forget that scanned before this
    * does not clear its tombstone (`clearForgetting` with the version read before the scan) and purges again. True when
    * a tombstone of the session's user or of the session was there to enlist with (its forget purges what was written
@@ -45,8 +46,12 @@ export interface ForgetStore {
   sessions(scope: ForgetScope): Promise<string[]>;
   /** Names of the Blob Storage blobs the scope's artifacts (and the blob sweep's queue) name. */
   blobNames(scope: ForgetScope): Promise<string[]>;
-  /** Deletes every item of the scope except the tombstone; items deleted per store. Idempotent. */
-  purge(scope: ForgetScope): Promise<StoreCounts>;
+  /**
+   * Deletes every item of the scope except the tombstone; items deleted per store. Idempotent. `keepClientItems`: not
+   * the memories (artifacts) and slots clients write beside the session's events, only the events and what is derived
+   * from them (an overtaken projector forgetting what it wrote: a client's memory or slot written after the forget stays).
+   */
+  purge(scope: ForgetScope, options?: { keepClientItems?: boolean }): Promise<StoreCounts>;
   /**
    * Erasure of a forgotten session (`scope.sessionId`) from the init blocks of the user's other sessions: rewrites
    * their `SessionInitFixed` events without its `recentSessions` entry (its summary). Recorded events are otherwise

@@ -131,15 +131,26 @@ export async function requestForget(client: OrchestrationClient, input: ForgetIn
 }
 
 /**
- * The append path's check: a write of a session whose user (or the session itself) is being forgotten is refused
- * with 409 `forget_in_progress`. `before` runs before anything is written (artifacts included); `after` runs after the
- * events were written, on stores that do not refuse such writes themselves (Cosmos DB): if a forget began meanwhile,
- * what was written is purged with the session and the append is refused. See README "Forget".
+ * The writers' check before they write anything (appends, artifacts included; memories; slots): a write of a session
+ * whose user (or the session itself) is being forgotten is refused with 409 `forget_in_progress`. See README "Forget".
  */
-export async function refuseWhileForgetting(deps: { forgets?: ForgetStore }, key: SessionKey, when: 'before' | 'after'): Promise<void> {
+export async function refuseWhileForgetting(deps: { forgets?: ForgetStore }, key: SessionKey): Promise<void> {
+  if (await deps.forgets?.forgetting(key)) throw forgetInProgress(key.userId, key.sessionId);
+}
+
+/**
+ * The writers' step after their write landed, on a store that does not refuse writes under a tombstone itself (Cosmos
+ * DB): is it kept? A forget whose tombstone covers the session may have begun before the write landed, so the writer
+ * enlists with it (`ForgetStore.enlist`): the forget purges what was written (one that scanned before the write purges
+ * and scans again), and the write is refused with 409 `forget_in_progress` (its items may be gone or going; nothing is
+ * purged here, so a write accepted after the forget is never touched). With no tombstone to enlist with, a forget may
+ * have purged the write and cleared its tombstone already: `stillThere` reads the write back, and it is refused the
+ * same way unless all of it is there. A 409 thus does not say that nothing was written: the client retries with the
+ * same ids, as after a timeout (an overtaken projector's own tombstone, see `forgetIfOvertaken`, keeps a stream that
+ * holds a client's events, so a refused append's events may stay).
+ */
+export async function refuseUnlessKept(deps: { forgets?: ForgetStore }, key: SessionKey, stillThere: () => Promise<boolean>): Promise<void> {
   const forgets = deps.forgets;
-  if (!forgets || (when === 'after' && forgets.refusesWritesItself)) return;
-  if (!(await forgets.forgetting(key))) return;
-  if (when === 'after') await forgets.purge({ userId: key.userId, sessionId: key.sessionId });
-  throw forgetInProgress(key.userId, key.sessionId);
+  if (!forgets || forgets.refusesWritesItself) return;
+  if ((await forgets.enlist(key)) || !(await stillThere())) throw forgetInProgress(key.userId, key.sessionId);
 }

@@ -401,8 +401,9 @@ const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metad
  * started from, so it forgets what it wrote, the same way (a tombstone, the purge, its summary erased from other
  * sessions' init blocks, the tombstone cleared). A forget still in progress purges them itself: the projector enlists
  * with its tombstone (`ForgetStore.enlist`), so one whose last scan came before the writes does not clear it but
- * purges and scans again. A stream that holds events a client appended since the forget is left alone, so nothing
- * acknowledged is lost. True when a forget overtook the projector.
+ * purges and scans again. A stream that holds events a client appended since the forget is left alone, and its purge
+ * keeps the memories and slots a client wrote in the session since, so nothing acknowledged is lost. True when a
+ * forget overtook the projector.
  */
 async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined, decided: readonly MemoryEvent[]): Promise<boolean> {
   const forgets = deps.forgets;
@@ -424,7 +425,8 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
       const version = await forgets.tombstoneVersion(scope);
       const stream = await deps.events.read(key, 0);
       if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
-        await forgets.purge(scope);
+        // Not a client's memories and slots of the session: written after the forget, they are acknowledged.
+        await forgets.purge(scope, { keepClientItems: true });
         // The summary this projector wrote may have been cited meanwhile by another session's init block.
         await eraseFromInitBlocks({ ...deps, forgets }, scope);
       }

@@ -4,7 +4,7 @@ import { conflict, notFound } from '../domain/errors.js';
 import { canSee, type Viewer } from '../domain/scopes.js';
 import { decideDelete, decideWrite, liveSlot, scopedOf, slotKey, slotSortKey, toSlot, keyOf, type SlotCondition, type SlotKey } from '../domain/slots.js';
 import { forbidden, type Principal } from './auth.js';
-import { refuseWhileForgetting } from './forget.js';
+import { refuseUnlessKept, refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
 import type { Clock } from './ports.js';
 import type { LoadDeps } from './project-session.js';
@@ -44,16 +44,28 @@ const ATTEMPTS = 5;
  * version), an unconditional write lands after the winner's.
  */
 async function appendDecided<E extends SlotEvent>(deps: SlotDeps, key: SlotKey, decide: (head: SlotEvent | null) => E): Promise<{ event: E; head: SlotEvent | null }> {
-  if (key.partition !== GLOBAL_SLOT_PARTITION) {
-    // Nothing is written for a user (or session) being forgotten: 409 forget_in_progress.
-    await refuseWhileForgetting(deps, { userId: key.partition, sessionId: key.scope === 'session' ? key.owner! : '' }, 'before');
-  }
+  // Nothing is written for a user (or session) being forgotten: 409 forget_in_progress. Global slots are no user's.
+  const forgotten = key.partition === GLOBAL_SLOT_PARTITION ? undefined : { userId: key.partition, sessionId: key.scope === 'session' ? key.owner! : '' };
+  if (forgotten) await refuseWhileForgetting(deps, forgotten);
   for (let attempt = 1; ; attempt++) {
     const head = await deps.slots.head(key);
     const event = decide(head);
-    if (await deps.slots.append(event)) return { event, head };
+    if (await deps.slots.append(event)) {
+      if (forgotten) await refuseUnlessKept(deps, forgotten, () => stillHeld(deps.slots, key, event));
+      return { event, head };
+    }
     if (attempt >= ATTEMPTS) throw conflict(`Slot ${key.name} is being written concurrently; retry`);
   }
+}
+
+/**
+ * Whether the slot's stream still holds the event: its head is the event, or a later version (a write that came
+ * after it). One read of the head; a stream forgotten and written past the event's version again is taken for kept.
+ */
+async function stillHeld(slots: SlotStore, key: SlotKey, event: SlotEvent): Promise<boolean> {
+  const head = await slots.head(key);
+  if (!head) return false;
+  return head.data.version > event.data.version || (head.data.version === event.data.version && head.metadata.at === event.metadata.at && head.type === event.type);
 }
 
 /** PUT a slot: 201 when this write created it (no live slot before), else 200; the body carries the new version. */

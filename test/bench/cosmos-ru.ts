@@ -30,6 +30,7 @@ import { float32Vector as storedVector } from '../../shared/adapters/cosmos/vect
 import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { CosmosSlotStore } from '../../shared/adapters/cosmos/slots.js';
 import { LocalChatModel } from '../../shared/adapters/local-models/local-chat.js';
+import { inProcessPeriods } from '../../shared/adapters/local-models/periods.js';
 import { UsageMeter } from '../../shared/application/metering.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { projectSession } from '../../shared/application/project-session.js';
@@ -272,6 +273,7 @@ async function main() {
     ...cosmosStores(database, { atomicBatches: true }),
     chat: new LocalChatModel(meter),
     embedder: float32Embedder(DIMENSIONS),
+    periods: inProcessPeriods,
     meter,
     clock: { now: () => new Date() },
     ids: { newId: () => crypto.randomUUID() },

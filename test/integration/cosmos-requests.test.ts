@@ -23,7 +23,7 @@ describe('Cosmos request recorder (wire fake)', () => {
   });
   const turns = (...ids: string[]) => AppendTurnsBody.parse({ turns: ids.map((turnId) => ({ role: 'user', content: `turn ${turnId}`, turnId })) });
 
-  it('sees an append as its tombstone checks, seq and key queries and one batch, all in the user partition', async () => {
+  it('sees an append as its tombstone checks, seq and key queries, one batch and the read-back of its turns, all in the user partition', async () => {
     const deps = { events: cosmosStores(opened.database).events, forgets: new CosmosForgetStore(opened.database), clock: { now: () => new Date() }, ids: { newId: () => 'unused' } };
     const key = { userId: 'append-user', sessionId: 's1' };
     await appendTurns(deps, key, turns('t1'));
@@ -36,10 +36,12 @@ describe('Cosmos request recorder (wire fake)', () => {
       ['query', 'events', 'single-partition'],
       ['batch', 'events', 'single-partition'],
       ['query', 'forgets', 'single-partition'],
+      ['query', 'events', 'single-partition'],
     ]);
-    const [, lastSeq, keys, batch] = requests;
+    const [, lastSeq, keys, batch, , readBack] = requests;
     expect(lastSeq!.loaded).toHaveLength(1); // TOP 1 by seq reads the last event whole
     expect(keys!.loaded).toEqual([]);
+    expect(readBack!.loaded).toHaveLength(2); // the two turns written, by their seqs, nothing else
     expect(batch!.writes.map((w) => [w.doc.seq, w.before])).toEqual([
       [2, undefined],
       [3, undefined],

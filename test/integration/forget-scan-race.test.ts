@@ -1,19 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORGET_IN_PROGRESS } from '../../shared/adapters/postgres/forget.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
-import { beginForget, finishForget, purgeStores, verifyForget } from '../../shared/application/forget.js';
+import { beginForget, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
-import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { heldProjector, raceBackends, total } from '../support/forget-race.js';
+import { finishRounds, heldProjector, raceBackends, scanSession, total } from '../support/forget-race.js';
 import { newSession } from '../../shared/domain/session.js';
 
 const cosmos = useCosmosFake();
-
-/** No durable histories here: the race is between the projector and the store steps. */
-const orchestrations: OrchestrationClient = { start: async (_n, instanceId) => ({ instanceId, started: false }), status: async () => null, purge: async () => 0 };
 
 describe.each(raceBackends(cosmos))("a projector the forget overtook writes after the forget's last scan: $name", ({ name, open }) => {
   let runtime: Runtime;
@@ -37,7 +33,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     await embedding.reached;
     await beginForget(runtime, key);
     await purgeStores(runtime, key);
-    const scan = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+    const scan = await scanSession(runtime, key);
     expect(scan.total).toBe(0);
     await beforeWrite(scan.tombstone);
     embedding.release();
@@ -46,16 +42,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     return { scan, projecting, written };
   }
 
-  /** The rest of the forget as the workflow runs it: clear the tombstone scanned, or purge and scan again. Rounds run. */
-  async function finish(key: { userId: string; sessionId: string }, tombstone: string | null): Promise<number> {
-    for (let round = 1; ; round++) {
-      if ((await finishForget(runtime, { ...key, removed: 0, tombstone })).cleared) return round;
-      await purgeStores(runtime, key);
-      const scan = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
-      expect(scan.total).toBe(0);
-      tombstone = scan.tombstone;
-    }
-  }
+  const finish = (key: { userId: string; sessionId: string }, tombstone: string | null) => finishRounds(runtime, key, tombstone);
 
   it('its check comes before the tombstone is cleared: it enlists, the clear fails, the forget purges and scans again, and nothing is left', async () => {
     const key = { userId: 'u-scan-race', sessionId: 'gone' };
@@ -108,7 +95,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     expect(await runtime.forgets.forgetting(key)).toBe(true);
     expect(looks).toBe(2);
     await purgeStores(runtime, key);
-    const second = await verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+    const second = await scanSession(runtime, key);
     expect(second.total).toBe(0);
     expect(await finish(key, second.tombstone)).toBe(1);
     expect(total(await runtime.forgets.scan(key))).toBe(0);
@@ -119,8 +106,8 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     const key = { userId: 'u-scan-race-own', sessionId: 'gone' };
     let purges = 0;
     const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
-      purge: async (scope: typeof key) => {
-        const counts = await runtime.forgets.purge(scope);
+      purge: async (...args: Parameters<ForgetStore['purge']>) => {
+        const counts = await runtime.forgets.purge(...args);
         // Another projector of the session, overtaken too, writes its document after this purge and enlists with the
         // tombstone (PostgreSQL refuses that write under the tombstone, so there it never happens).
         if (++purges === 1 && !runtime.forgets.refusesWritesItself) {

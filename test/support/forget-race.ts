@@ -2,8 +2,12 @@ import type { Database } from '@azure/cosmos';
 import { CosmosArtifactStore } from '../../shared/adapters/cosmos/artifacts.js';
 import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
 import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
+import { CosmosSlotStore } from '../../shared/adapters/cosmos/slots.js';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
+import { finishForget, purgeStores, verifyForget } from '../../shared/application/forget.js';
+import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
 import type { SessionStore } from '../../shared/application/ports.js';
+import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { embedderWith, memoryRuntime } from './runtime.js';
 
@@ -23,6 +27,7 @@ export const raceBackends = (cosmos: () => Promise<Database>): { name: string; o
         ...cosmosStores(database, { atomicBatches: false }),
         backend: 'cosmos',
         detail: { ...base.detail, artifacts: new CosmosArtifactStore(database.container(COSMOS_CONTAINERS.artifacts.name)) },
+        slots: new CosmosSlotStore(database.container(COSMOS_CONTAINERS.slots.name)),
         forgets: new CosmosForgetStore(database),
         close: () => base.close(),
       };
@@ -67,3 +72,23 @@ export function heldProjector(runtime: Runtime) {
 }
 
 export const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/** No durable histories in these races: they are between a writer and the forget's store steps. */
+const orchestrations: OrchestrationClient = { start: async (_n, instanceId) => ({ instanceId, started: false }), status: async () => null, purge: async () => 0 };
+
+/** The forget's scan of the session (its proof), with the tombstone's version read before it. */
+export const scanSession = (runtime: Runtime, key: SessionKey) => verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+
+/**
+ * The rest of a session's forget as the workflow runs it, after a clean scan made under `tombstone`: clear the
+ * tombstone scanned, or (a writer enlisted since) purge and scan again, each scan clean. Returns the rounds run.
+ */
+export async function finishRounds(runtime: Runtime, key: SessionKey, tombstone: string | null): Promise<number> {
+  for (let round = 1; ; round++) {
+    if ((await finishForget(runtime, { ...key, removed: 0, tombstone })).cleared) return round;
+    await purgeStores(runtime, key);
+    const scan = await scanSession(runtime, key);
+    if (scan.total !== 0) throw new Error(`round ${round}: the scan found ${JSON.stringify(scan.residual)}`);
+    tombstone = scan.tombstone;
+  }
+}

@@ -6,6 +6,9 @@ import { COSMOS_CONTAINERS, statusOf, type CosmosContainerSpec } from './contain
 /** The tombstone's id in `forgets` (partition: the user). */
 const tombstoneId = (sessionId?: string) => (sessionId === undefined ? 'forget:user' : `forget:session:${sessionId}`);
 
+/** The containers of what clients write beside a session's events (see ForgetStore.purge `keepClientItems`). */
+const CLIENT_ITEMS = new Set<string>([COSMOS_CONTAINERS.artifacts.name, COSMOS_CONTAINERS.slots.name]);
+
 /** Items of the user's other sessions whose init block names the forgotten session (@sessionId, @entry). */
 const NAMES_SESSION = {
   events: "c.userId = @userId AND c.sessionId != @sessionId AND c.type = 'SessionInitFixed' AND ARRAY_CONTAINS(c.data.recentSessions, @entry, true)",
@@ -17,8 +20,8 @@ const NAMES_SESSION = {
  * COSMOS_CONTAINERS, so a container added later is purged and scanned too), or a session's items. The tombstones live
  * in their own container, `forgets`, so purging the user's partition never deletes them.
  *
- * Cosmos has no cross-container transaction or trigger, so the append path checks the tombstone before it writes and
- * again after (`refusesWritesItself` is false; see shared/application/forget.ts).
+ * Cosmos has no cross-container transaction or trigger, so the writers check the tombstone before they write and enlist
+ * with it after (`refusesWritesItself` is false; see `refuseUnlessKept` in shared/application/forget.ts).
  */
 export class CosmosForgetStore implements ForgetStore {
   readonly refusesWritesItself = false;
@@ -82,10 +85,11 @@ export class CosmosForgetStore implements ForgetStore {
     return [...new Set([...artifacts, ...queued].map((r) => r.blobName))].sort();
   }
 
-  async purge(scope: ForgetScope): Promise<StoreCounts> {
+  async purge(scope: ForgetScope, options: { keepClientItems?: boolean } = {}): Promise<StoreCounts> {
     const counts: StoreCounts = {};
     let removedInsights: string[] = [];
     for (const { name, container } of this.containers) {
+      if (options.keepClientItems && CLIENT_ITEMS.has(name)) continue;
       const ids = await this.query<{ id: string }>(container, scope.userId, `SELECT c.id FROM c WHERE ${this.where(name, scope)}`, this.sessionParam(scope));
       for (const { id } of ids) await this.delete(container, id, scope.userId);
       counts[name] = ids.length;

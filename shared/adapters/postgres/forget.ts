@@ -35,6 +35,9 @@ const USER_TABLES = [
 ] as const;
 const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts', 'slot_events', 'projection_queue'] as const;
 
+/** The tables of what clients write beside a session's events (see ForgetStore.purge `keepClientItems`). */
+const CLIENT_TABLES = new Set<string>(['artifacts', 'artifact_snapshots', 'slot_events']);
+
 export class PostgresForgetStore implements ForgetStore {
   readonly refusesWritesItself = true;
 
@@ -85,8 +88,10 @@ export class PostgresForgetStore implements ForgetStore {
     return rows.map((r) => r.name);
   }
 
-  async purge(scope: ForgetScope): Promise<StoreCounts> {
-    const counts: StoreCounts = await this.db.transaction(async (tx) => (scope.sessionId === undefined ? purgeUser(tx, scope.userId) : purgeSession(tx, scope.userId, scope.sessionId)));
+  async purge(scope: ForgetScope, options: { keepClientItems?: boolean } = {}): Promise<StoreCounts> {
+    const counts: StoreCounts = await this.db.transaction(async (tx) =>
+      scope.sessionId === undefined ? purgeUser(tx, scope.userId) : purgeSession(tx, scope.userId, scope.sessionId, options.keepClientItems ?? false),
+    );
     // The deletions recorded a purge revision (migration 11), so no snapshot built before them is reused; dropping the
     // user's snapshot now also frees the rows it holds in this process.
     if (this.cache) counts.searchSnapshots = this.cache.evict(scope.userId);
@@ -190,10 +195,11 @@ async function purgeUser(tx: Queryable, userId: string): Promise<StoreCounts> {
   return counts;
 }
 
-async function purgeSession(tx: Queryable, userId: string, sessionId: string): Promise<StoreCounts> {
+async function purgeSession(tx: Queryable, userId: string, sessionId: string, keepClientItems: boolean): Promise<StoreCounts> {
   const counts: StoreCounts = {};
   const others = [...(await userTables(tx))].filter(([t, { session }]) => session && t !== 'insights' && !(SESSION_TABLES as readonly string[]).includes(t)).map(([t]) => t);
   for (const table of [...SESSION_TABLES, ...others]) {
+    if (keepClientItems && CLIENT_TABLES.has(table)) continue;
     const rows = await tx.query(`DELETE FROM "${table}" WHERE user_id = $1 AND session_id = $2 RETURNING 1`, [userId, sessionId]);
     counts[table] = rows.length;
   }

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendTurns } from '../../shared/application/append-turns.js';
+import { restoreSnapshot, storeMemory } from '../../shared/application/artifacts.js';
+import { beginForget, purgeStores } from '../../shared/application/forget.js';
+import type { ForgetStore } from '../../shared/application/forget-ports.js';
+import { projectSession } from '../../shared/application/project-session.js';
+import { getSlot, putSlot } from '../../shared/application/slots.js';
+import type { SessionKey } from '../../shared/contracts/ids.js';
+import type { Runtime } from '../../shared/platform/composition.js';
+import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
+import { useCosmosFake } from '../support/cosmos-fake.js';
+import { finishRounds, gate, heldProjector, raceBackends, scanSession, total } from '../support/forget-race.js';
+
+const cosmos = useCosmosFake();
+
+/**
+ * A client's write of the session: an append of turns, a memory (artifact) of the session, a snapshot restored into the
+ * session (its source is the user's, of no session), a session slot.
+ */
+const WRITERS = {
+  append: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
+    appendTurns({ ...runtime, forgets }, key, { turns: [{ role: 'user', content: text, turnId: `t-${text}` }] }),
+  memory: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
+    storeMemory({ ...runtime, forgets }, LOCAL_PRINCIPAL, key.userId, { content: text, key: `m-${text}`, type: 'note', tags: [], sessionId: key.sessionId }),
+  restore: async (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) => {
+    await storeMemory(runtime, LOCAL_PRINCIPAL, key.userId, { content: text, key: `src-${text}`, type: 'note', tags: [] });
+    await runtime.detail.artifacts.putSnapshot({ userId: key.userId, snapshotId: `snap-${text}`, keys: [`src-${text}`], createdAt: new Date().toISOString() });
+    return restoreSnapshot({ ...runtime, forgets }, key.userId, `snap-${text}`, { agentId: 'a', sessionId: key.sessionId });
+  },
+  slot: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
+    putSlot({ ...runtime, forgets }, LOCAL_PRINCIPAL, key.userId, `s-${text}`, { scope: 'session', sessionId: key.sessionId }, { value: text }, {}),
+};
+type Writer = keyof typeof WRITERS;
+
+/** Whether the client's write of `text` is there to read. */
+async function readable(runtime: Runtime, key: SessionKey, writer: Writer, text: string): Promise<boolean> {
+  if (writer === 'append') return (await runtime.events.read(key, 0)).some((e) => e.type === 'TurnAppended' && e.data.content === text);
+  if (writer === 'memory') return (await runtime.detail.artifacts.get(key.userId, `m-${text}`, new Date())) !== null;
+  if (writer === 'restore') {
+    const { items } = await runtime.detail.artifacts.list({ ...key, agentId: 'a' }, {}, 10, new Date());
+    return items.some((a) => a.restoredFrom?.snapshotId === `snap-${text}`);
+  }
+  return getSlot(runtime, LOCAL_PRINCIPAL, key.userId, `s-${text}`, { scope: 'session', sessionId: key.sessionId }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The writer's view of the tombstones: `beforeWrite` runs right after its first look (the check before it writes:
+ * the write is yet to land), and every later look (its check after the write: `enlist`, or on main's code a second
+ * `forgetting`) is held at `look`, before or after the look itself.
+ */
+function watchedForgets(runtime: Runtime, beforeWrite: () => Promise<unknown>, hold: 'before the look' | 'after the look') {
+  const look = gate();
+  let looks = 0;
+  const held = async <T>(see: () => Promise<T>): Promise<T> => {
+    if (hold === 'before the look') await look.hold();
+    const seen = await see();
+    if (hold === 'after the look') await look.hold();
+    return seen;
+  };
+  const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+    forgetting: async (key: SessionKey) => {
+      if (++looks > 1) return held(() => runtime.forgets.forgetting(key));
+      const seen = await runtime.forgets.forgetting(key);
+      await beforeWrite();
+      return seen;
+    },
+    enlist: (key: SessionKey) => held(() => runtime.forgets.enlist(key)),
+  });
+  return { forgets, look };
+}
+
+const settled = (writing: Promise<unknown>) =>
+  writing.then(
+    () => null,
+    (error: unknown) => error,
+  );
+
+describe.each(raceBackends(cosmos))("a client's write across a session forget: $name", ({ name, open }) => {
+  let runtime: Runtime;
+  beforeAll(async () => {
+    runtime = await open();
+  }, 120_000);
+  afterAll(() => runtime?.close());
+  const postgres = name.startsWith('PostgreSQL');
+
+  it.each(Object.keys(WRITERS) as Writer[])(
+    "%s: the forget's tombstone comes after the write's first check and its scan before the write lands: 409, the forget purges it in another round, and nothing is left",
+    async (writer) => {
+      const key = { userId: `u-late-${writer}`, sessionId: 'gone' };
+      let tombstone: string | null = null;
+      const { forgets, look } = watchedForgets(
+        runtime,
+        async () => {
+          await beginForget(runtime, key);
+          await purgeStores(runtime, key);
+          const scan = await scanSession(runtime, key);
+          expect(scan.total).toBe(0);
+          tombstone = scan.tombstone;
+        },
+        'after the look',
+      );
+      const writing = settled(WRITERS[writer](runtime, key, forgets, 'late'));
+      // PostgreSQL's guard refuses the write under the tombstone, so it never looks again.
+      await Promise.race([look.reached, writing]);
+      look.release();
+      expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+      // Cosmos DB: the write enlisted with the tombstone, so the clear under the scan's version fails and the forget
+      // purges and scans again (on main's code the memory and the slot survived the forget, the append purged itself).
+      expect(await finishRounds(runtime, key, tombstone)).toBe(postgres ? 1 : 2);
+      expect(total(await runtime.forgets.scan(key))).toBe(0);
+      expect(await runtime.forgets.forgetting(key)).toBe(false);
+    },
+  );
+
+  it.each(Object.keys(WRITERS) as Writer[])(
+    '%s: the write lands under the tombstone and the forget purges it and clears its tombstone before the check after the write: 409, not an answer for what is gone',
+    async (writer) => {
+      const key = { userId: `u-gone-${writer}`, sessionId: 'gone' };
+      const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
+      const writing = settled(WRITERS[writer](runtime, key, forgets, 'purged'));
+      await Promise.race([look.reached, writing]);
+      await purgeStores(runtime, key);
+      const scan = await scanSession(runtime, key);
+      expect(scan.total).toBe(0);
+      expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+      // Another client writes the session anew (an append takes seq 1 again, the seq the purged turn had).
+      await WRITERS[writer](runtime, key, runtime.forgets, 'anew');
+      look.release();
+      expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+      expect(await readable(runtime, key, writer, 'purged')).toBe(false);
+      expect(await readable(runtime, key, writer, 'anew')).toBe(true);
+    },
+  );
+
+  it("append: its check after the write finds the tombstone; the forget completes and a client's next append is accepted before the check answers: that append is kept", async () => {
+    const key = { userId: 'u-next', sessionId: 'gone' };
+    const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'after the look');
+    const writing = settled(WRITERS.append(runtime, key, forgets, 'refused'));
+    await Promise.race([look.reached, writing]);
+    await purgeStores(runtime, key);
+    const scan = await scanSession(runtime, key);
+    expect(scan.total).toBe(0);
+    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    const next = await WRITERS.append(runtime, key, runtime.forgets, 'next');
+    expect(next.accepted).toEqual([{ turnId: 't-next', seq: 1 }]);
+    look.release();
+    expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+    // On main's code the refused append purged the session here, the acknowledged turn with it.
+    expect(await readable(runtime, key, 'append', 'next')).toBe(true);
+    expect(await readable(runtime, key, 'append', 'refused')).toBe(false);
+  });
+
+  it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {
+    const key = { userId: 'u-overtaken', sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
+    const projecting = projectSession({ ...runtime, embedder, sessions }, key);
+    await embedding.reached;
+    await beginForget(runtime, key);
+    await purgeStores(runtime, key);
+    const scan = await scanSession(runtime, key);
+    expect(scan.total).toBe(0);
+    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    const clientWrites = ['memory', 'restore', 'slot'] as const;
+    for (const writer of clientWrites) await WRITERS[writer](runtime, key, runtime.forgets, 'after');
+    embedding.release();
+    written.release();
+    await projecting;
+    // The projector forgot what it wrote (its session document), not what the client wrote since (on main's code its
+    // purge of the session deleted them).
+    expect(await runtime.sessions.get(key)).toBeNull();
+    for (const writer of clientWrites) expect(await readable(runtime, key, writer, 'after')).toBe(true);
+  });
+});
