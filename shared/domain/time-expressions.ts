@@ -10,11 +10,17 @@ export interface Period {
 const parser = nlp.extend(datePlugin);
 
 /**
- * Words without which a text names no calendar period. The date parser costs tens of milliseconds, so a query without
- * any of them (most queries) skips it.
+ * Words without which a text names no calendar period. The date parser costs tens of milliseconds, so a query or a
+ * turn without any of them (most of both) skips it.
  */
 const TIME_WORDS =
   /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?|yesterday|today|tomorrow|tonight|days?|week(end)?s?|fortnight|months?|years?|decades?|spring|summer|autumn|fall|winter|ago|(19|20)\d\d)\b/i;
+
+/**
+ * Whether a text may name a calendar period: false means the parser would find none, so a caller need not ask it (a
+ * projection skips the parse thread's round trip for such turns).
+ */
+export const mayReferToPeriod = (text: string): boolean => TIME_WORDS.test(text);
 
 /** A period found in a text, and whether it could be a forward reading of a past event (see periodReferredTo). */
 type Found = Period & { doubtful: boolean };
@@ -24,7 +30,7 @@ const BARE = /^(?!.*(\d|\b(next|this|coming|upcoming|tomorrow)\b))/i;
 
 /** The calendar periods a text names, as compromise-dates reads them relative to `anchor` (UTC), in order. */
 function periodsIn(text: string, anchor: Date): Found[] {
-  if (!TIME_WORDS.test(text)) return [];
+  if (!mayReferToPeriod(text)) return [];
   const today = anchor.toISOString().slice(0, 10);
   const found: Found[] = [];
   const doc = parser(text);

@@ -66,23 +66,51 @@ describe("the period a turn refers to comes from the runtime's PeriodReader", ()
   afterAll(() => runtime?.close());
   const indexed = async (userId: string) => (await runtime.search.turns({ userId, text: 'piano', limit: 10, filters: {} }, 'fulltext')).map((h) => ({ seq: h.seq, refers: h.refers })).sort((a, b) => a.seq - b.seq);
 
-  it('given a reader, when turns are projected, then each is indexed with the period the reader answers for its text and time', async () => {
+  it('given a reader, when turns are projected, then only the turns with a time word are asked, and each is indexed with the period the reader answers', async () => {
     const asked: { text: string; at: string }[] = [];
     const march = { from: '2001-03-01T00:00:00.000Z', to: '2001-03-31T23:59:59.999Z' };
     runtime.periods = { referredPeriods: async (turns) => (asked.push(...turns), turns.map(({ text }) => (text.includes('sleeps') ? march : undefined))) };
     try {
       const key = { userId: 'u-reader', sessionId: 's1' };
-      await runtime.events.append(key, [said('t1', 'The kitten sleeps on the piano.', '2019-02-13T18:00:00Z'), said('t2', 'She plays the piano.', '2019-02-13T18:01:00Z')], new Date());
+      await runtime.events.append(
+        key,
+        [
+          said('t1', 'She plays the piano.', '2019-02-13T18:00:00Z'),
+          said('t2', 'The kitten sleeps on the piano all day.', '2019-02-13T18:01:00Z'),
+          said('t3', 'It likes the piano.', '2019-02-13T18:02:00Z'),
+          said('t4', 'The piano was tuned last week.', '2019-02-13T18:03:00Z'),
+        ],
+        new Date(),
+      );
       await applyEvents(runtime, key);
       expect(asked).toEqual([
-        { text: 'The kitten sleeps on the piano.', at: '2019-02-13T18:00:00Z' },
-        { text: 'She plays the piano.', at: '2019-02-13T18:01:00Z' },
+        { text: 'The kitten sleeps on the piano all day.', at: '2019-02-13T18:01:00Z' },
+        { text: 'The piano was tuned last week.', at: '2019-02-13T18:03:00Z' },
       ]);
       expect(await indexed(key.userId)).toEqual([
-        { seq: 1, refers: march },
+        { seq: 1, refers: undefined },
+        { seq: 2, refers: march },
+        { seq: 3, refers: undefined },
+        { seq: 4, refers: undefined },
+      ]);
+      expect((await runtime.search.turns({ userId: key.userId, text: 'in March', limit: 10, filters: {} }, 'fulltext')).map((h) => h.seq)).toEqual([2]);
+    } finally {
+      runtime.periods = parser;
+    }
+  });
+
+  it('given a slice whose turns have no time word, when projected, then the reader is not asked at all', async () => {
+    let calls = 0;
+    runtime.periods = { referredPeriods: async (turns) => (calls++, turns.map(() => undefined)) };
+    try {
+      const key = { userId: 'u-reader-timeless', sessionId: 's1' };
+      await runtime.events.append(key, [said('t1', 'She plays the piano.', '2019-02-13T18:00:00Z'), said('t2', 'The kitten sleeps on the piano.', '2019-02-13T18:01:00Z')], new Date());
+      await applyEvents(runtime, key);
+      expect(calls).toBe(0);
+      expect(await indexed(key.userId)).toEqual([
+        { seq: 1, refers: undefined },
         { seq: 2, refers: undefined },
       ]);
-      expect((await runtime.search.turns({ userId: key.userId, text: 'in March', limit: 10, filters: {} }, 'fulltext')).map((h) => h.seq)).toEqual([1]);
     } finally {
       runtime.periods = parser;
     }
@@ -94,7 +122,7 @@ describe("the period a turn refers to comes from the runtime's PeriodReader", ()
     process.env.MODEL_STUB_PERIODS_CRASH = '1';
     try {
       const key = { userId: 'u-crash', sessionId: 's1' };
-      await runtime.events.append(key, [said('t1', 'The piano arrived.', '2019-02-13T18:00:00Z')], new Date());
+      await runtime.events.append(key, [said('t1', 'The piano arrived yesterday.', '2019-02-13T18:00:00Z')], new Date());
       await runtime.projectionQueue.enqueue([key], runtime.clock.now());
       expect((await serveProjectionQueue(runtime, runtime.projection)).failed).toEqual([{ key, error: 'MemoryError internal' }]);
       await expect(threads.referredPeriods([{ text: 'x', at: '2019-02-13T18:00:00Z' }])).rejects.toMatchObject({ code: 'internal', message: expect.stringMatching(/model thread stopped \(Error: stub model exploded\)/) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isWithin, overlaps, periodNamedIn, periodReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
+import { isWithin, mayReferToPeriod, overlaps, periodNamedIn, periodReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
 
 const now = new Date('2026-11-22T10:00:00Z');
 
@@ -55,6 +55,20 @@ describe('periodReferredTo', () => {
     // A bare weekday is read forward (next Saturday); told in the past tense it cannot be.
     expect(periodReferredTo('The barbecue on Saturday was a disaster', said)).toBeUndefined();
     expect(periodReferredTo('The barbecue on Saturday will be fun', said)).toEqual(day('2021-09-18'));
+  });
+});
+
+describe('mayReferToPeriod', () => {
+  it('is true for a text with a time word, whatever its case', () => {
+    for (const text of ['We adopted a kitten yesterday!', 'I moved in 2019.', 'See you next WEEK', 'two years ago', 'The barbecue on Saturday', 'back in June', 'It rained all day.']) {
+      expect(mayReferToPeriod(text), text).toBe(true);
+    }
+  });
+
+  it('is false for a text without one, even when a word only contains one (mayor, sundae, daydream)', () => {
+    for (const text of ['She plays the piano.', 'Does the user have a dog?', 'The mayor ordered a sundae.', 'A daydream about the marching band.', '']) {
+      expect(mayReferToPeriod(text), text).toBe(false);
+    }
   });
 });
 
