@@ -4,6 +4,9 @@ import { restoreSnapshot, storeMemory } from '../../shared/application/artifacts
 import { beginForget, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
+import { recordHandoff } from '../../shared/application/handoff.js';
+import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
+import { endSession } from '../../shared/application/session-end.js';
 import { getSlot, putSlot } from '../../shared/application/slots.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
@@ -13,9 +16,16 @@ import { finishRounds, gate, heldProjector, raceBackends, scanSession, total } f
 
 const cosmos = useCosmosFake();
 
+/** Session end's orchestrations: starting one writes nothing of the session here. */
+const orchestrations: Pick<OrchestrationClient, 'start'> = { start: async (_name, instanceId) => ({ instanceId, started: true }) };
+
+/** A turn the session holds before a handoff or an end request (neither is taken by a session without events). */
+const opened = (runtime: Runtime, key: SessionKey, text: string) => appendTurns(runtime, key, { turns: [{ role: 'user', content: `${text} opened`, turnId: `t-${text}-opened` }] });
+
 /**
  * A client's write of the session: an append of turns, a memory (artifact) of the session, a snapshot restored into the
- * session (its source is the user's, of no session), a session slot.
+ * session (its source is the user's, of no session), a session slot, a handoff (its note the client's text), an end
+ * request (the session opened first).
  */
 const WRITERS = {
   append: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
@@ -29,12 +39,23 @@ const WRITERS = {
   },
   slot: (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) =>
     putSlot({ ...runtime, forgets }, LOCAL_PRINCIPAL, key.userId, `s-${text}`, { scope: 'session', sessionId: key.sessionId }, { value: text }, {}),
+  handoff: async (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) => {
+    await opened(runtime, key, text);
+    return recordHandoff({ ...runtime, forgets }, key, { handoffId: `h-${text}`, fromAgentId: 'a', toAgentId: 'b', note: text, memoryKeys: [] });
+  },
+  end: async (runtime: Runtime, key: SessionKey, forgets: ForgetStore, text: string) => {
+    await opened(runtime, key, text);
+    return endSession({ ...runtime, forgets }, orchestrations, key, 'client');
+  },
 };
 type Writer = keyof typeof WRITERS;
 
 /** Whether the client's write of `text` is there to read. */
 async function readable(runtime: Runtime, key: SessionKey, writer: Writer, text: string): Promise<boolean> {
-  if (writer === 'append') return (await runtime.events.read(key, 0)).some((e) => e.type === 'TurnAppended' && e.data.content === text);
+  const events = await runtime.events.read(key, 0);
+  if (writer === 'append') return events.some((e) => e.type === 'TurnAppended' && e.data.content === text);
+  if (writer === 'handoff') return events.some((e) => e.type === 'SessionHandoff' && e.data.handoffId === `h-${text}`);
+  if (writer === 'end') return events.some((e) => e.type === 'TurnAppended' && e.data.turnId === `t-${text}-opened`) && events.some((e) => e.type === 'SessionEndRequested');
   if (writer === 'memory') return (await runtime.detail.artifacts.get(key.userId, `m-${text}`, new Date())) !== null;
   if (writer === 'restore') {
     const { items } = await runtime.detail.artifacts.list({ ...key, agentId: 'a' }, {}, 10, new Date());
@@ -115,7 +136,9 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     },
   );
 
-  it.each(Object.keys(WRITERS) as Writer[])(
+  // An end request's key is the session's one `@end`: a session written anew and ended again holds it at the same seq,
+  // and is taken for kept (the session is ended, as asked). The end's own case follows.
+  it.each((Object.keys(WRITERS) as Writer[]).filter((w) => w !== 'end'))(
     '%s: the write lands under the tombstone and the forget purges it and clears its tombstone before the check after the write: 409, not an answer for what is gone',
     async (writer) => {
       const key = { userId: `u-gone-${writer}`, sessionId: 'gone' };
@@ -151,6 +174,22 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     // On main's code the refused append purged the session here, the acknowledged turn with it.
     expect(await readable(runtime, key, 'append', 'next')).toBe(true);
     expect(await readable(runtime, key, 'append', 'refused')).toBe(false);
+  });
+
+  it("end: the request lands under the tombstone and the forget purges it and clears its tombstone before the check after the write: 409, and a client's append meanwhile is kept", async () => {
+    const key = { userId: 'u-gone-end-append', sessionId: 'gone' };
+    const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
+    const writing = settled(WRITERS.end(runtime, key, forgets, 'purged'));
+    await Promise.race([look.reached, writing]);
+    await purgeStores(runtime, key);
+    const scan = await scanSession(runtime, key);
+    expect(scan.total).toBe(0);
+    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    await opened(runtime, key, 'anew');
+    look.release();
+    expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+    const events = await runtime.events.read(key, 0);
+    expect(events.map((e) => e.type)).toEqual(['TurnAppended']);
   });
 
   it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {
