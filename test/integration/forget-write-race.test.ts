@@ -6,9 +6,10 @@ import type { ForgetStore } from '../../shared/application/forget-ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import { recordHandoff } from '../../shared/application/handoff.js';
 import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
-import { endSession } from '../../shared/application/session-end.js';
+import { endIdleSessions, endSession } from '../../shared/application/session-end.js';
 import { getSlot, putSlot } from '../../shared/application/slots.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
+import { sessionEndInstanceId } from '../../shared/contracts/operations.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
@@ -190,6 +191,21 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(await writing).toMatchObject({ code: 'forget_in_progress' });
     const events = await runtime.events.read(key, 0);
     expect(events.map((e) => e.type)).toEqual(['TurnAppended']);
+  });
+
+  it('the idle timeout skips a session being forgotten and ends the others', async () => {
+    const [gone, kept] = [{ userId: 'u-idle', sessionId: 'gone' }, { userId: 'u-idle', sessionId: 'kept' }];
+    // Idle by the service's clock: the turns were recorded long ago.
+    const longAgo = { ...runtime, clock: { now: () => new Date('2020-01-01T00:00:00Z') } };
+    for (const key of [gone, kept]) {
+      await opened(longAgo, key, key.sessionId);
+      await projectSession(runtime, key);
+    }
+    await beginForget(runtime, gone);
+    // On main's code the sweep failed at the forgotten session (PostgreSQL) or ended it (Cosmos DB).
+    expect(await endIdleSessions(runtime, orchestrations, 60)).toEqual({ ended: [sessionEndInstanceId(kept.userId, kept.sessionId)] });
+    expect((await runtime.events.read(gone, 0)).map((e) => e.type)).not.toContain('SessionEndRequested');
+    expect((await runtime.events.read(kept, 0)).map((e) => e.type)).toContain('SessionEndRequested');
   });
 
   it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {
