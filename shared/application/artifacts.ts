@@ -109,11 +109,19 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
     ...(input.turnId && { turnId: input.turnId }),
     ...(input.restoredFrom && { restoredFrom: input.restoredFrom }),
   };
-  let put = await artifacts.putIfAbsent(record);
-  if (!put.created && isExpired(expiryOf(put.record), now)) {
-    // An expired artifact still holds the key until the nightly sweep: sweep it now (row, then its blob), then write.
-    await deleteExpired(deps.detail, userId, now, { key });
+  let put: Awaited<ReturnType<typeof artifacts.putIfAbsent>>;
+  try {
     put = await artifacts.putIfAbsent(record);
+    if (!put.created && isExpired(expiryOf(put.record), now)) {
+      // An expired artifact still holds the key until the nightly sweep: sweep it now (row, then its blob), then write.
+      await deleteExpired(deps.detail, userId, now, { key });
+      put = await artifacts.putIfAbsent(record);
+    }
+  } catch (error) {
+    // PostgreSQL refused the row under a forget's tombstone (rolled back whole): the blob written above would be named
+    // by no row, and a session's forget, which deletes the blobs its rows name, would leave it.
+    if (blobs && storage.kind === 'blob' && error instanceof MemoryError && error.code === 'forget_in_progress') await deleteUnnamed(deps, userId, key, storage.blobName);
+    throw error;
   }
   const { record: stored, created } = put;
   if (!created && blobs && storage.kind === 'blob' && (stored.storage.kind !== 'blob' || stored.storage.blobName !== storage.blobName)) {
@@ -123,6 +131,12 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
   if (!created && isExpired(expiryOf(stored), now)) throw new MemoryError('conflict', `Memory ${key} is being replaced; retry`);
   if (!created && stored.contentHash !== contentHash && !options.reuseExisting) throw new MemoryError('conflict', `Memory ${key} already exists with different content`);
   return stored;
+}
+
+/** Deletes a blob just written unless a row of the key names it (a racing writer of the same content won the key). */
+async function deleteUnnamed(deps: ArtifactDeps, userId: string, key: string, blobName: string): Promise<void> {
+  const holder = await deps.detail.artifacts.get(userId, key, deps.clock.now());
+  if (holder?.storage.kind !== 'blob' || holder.storage.blobName !== blobName) await deps.detail.blobs!.delete(blobName);
 }
 
 /** A fixed expiry when the caller gives one, else from the TTL class or seconds (permanent by default). */

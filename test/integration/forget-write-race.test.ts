@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { restoreSnapshot, storeMemory } from '../../shared/application/artifacts.js';
-import { beginForget, purgeStores } from '../../shared/application/forget.js';
+import type { BlobStore } from '../../shared/application/artifact-ports.js';
+import { beginForget, purgeBlobs, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import { recordHandoff } from '../../shared/application/handoff.js';
@@ -92,6 +93,18 @@ function watchedForgets(runtime: Runtime, beforeWrite: () => Promise<unknown>, h
     enlist: (key: SessionKey) => held(() => runtime.forgets.enlist(key)),
   });
   return { forgets, look };
+}
+
+/** Blob Storage in memory: the names it holds. */
+function heldBlobs(): BlobStore & { names: () => string[] } {
+  const held = new Map<string, Buffer>();
+  return {
+    put: async (name, content) => void held.set(name, content),
+    get: async (name) => held.get(name)!,
+    delete: async (name) => void held.delete(name),
+    existing: async (query) => ('prefix' in query ? [...held.keys()].filter((n) => n.startsWith(query.prefix)) : query.names.filter((n) => held.has(n))),
+    names: () => [...held.keys()],
+  };
 }
 
 const settled = (writing: Promise<unknown>) =>
@@ -206,6 +219,28 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(await endIdleSessions(runtime, orchestrations, 60)).toEqual({ ended: [sessionEndInstanceId(kept.userId, kept.sessionId)] });
     expect((await runtime.events.read(gone, 0)).map((e) => e.type)).not.toContain('SessionEndRequested');
     expect((await runtime.events.read(kept, 0)).map((e) => e.type)).toContain('SessionEndRequested');
+  });
+
+  // Cosmos DB writes the row: the forget purges it after its blob step and leaves the blob (README "Races left").
+  it.runIf(postgres)("memory in Blob Storage: the row refused under a session forget begun after the write's check leaves no blob", async () => {
+    const key = { userId: 'u-blob', sessionId: 'gone' };
+    const blobs = heldBlobs();
+    const withBlobs: Runtime = { ...runtime, detail: { ...runtime.detail, blobs, limits: { ...runtime.detail.limits, inlineMaxBytes: 2 } } };
+    const { forgets } = watchedForgets(
+      withBlobs,
+      async () => {
+        await beginForget(runtime, key);
+        await purgeBlobs(withBlobs, key);
+      },
+      'after the look',
+    );
+    expect(await settled(WRITERS.memory(withBlobs, key, forgets, 'blob'))).toMatchObject({ code: 'forget_in_progress' });
+    // On main's code the blob stayed, named by no row.
+    expect(blobs.names()).toEqual([]);
+    await purgeStores(runtime, key);
+    const scan = await scanSession(runtime, key);
+    expect(scan.total).toBe(0);
+    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
   });
 
   it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {
