@@ -351,10 +351,11 @@ export async function searchMemories(deps: ReadDeps, viewer: Viewer, query: stri
 
 /**
  * A snapshot of artifacts the viewer (its creator) may see; a key it may not see is reported unknown like a missing
- * one (404), so a snapshot never hands on more than its creator sees. Keys found in the global partition are recorded
+ * one (404), so a snapshot never hands on more than its creator sees. While the user is being forgotten: 409
+ * `forget_in_progress`. Keys found in the global partition are recorded
  * as such, so a restore copies exactly what the creator saw.
  */
-export async function createSnapshot(deps: ArtifactDeps, viewer: Viewer, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
+export async function createSnapshot(deps: ArtifactDeps & { forgets?: ForgetStore }, viewer: Viewer, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
   const keys = [...new Set(body.keys)];
   const now = deps.clock.now();
   const found = await Promise.all(keys.map(async (key) => ({ key, record: await findVisible(deps, viewer, key) })));
@@ -369,7 +370,11 @@ export async function createSnapshot(deps: ArtifactDeps, viewer: Viewer, body: C
     ...(body.agentId && { agentId: body.agentId }),
     ...(globalKeys.length > 0 && { globalKeys }),
   };
+  // A snapshot is the user's (of no session): refused while the user is being forgotten, as a memory is.
+  const forgotten = { userId: viewer.userId, sessionId: '' };
+  await refuseWhileForgetting(deps, forgotten);
   await deps.detail.artifacts.putSnapshot(snapshot);
+  await refuseUnlessKept(deps, forgotten, async () => (await deps.detail.artifacts.getSnapshot(viewer.userId, snapshot.snapshotId)) !== null);
   return { snapshotId: snapshot.snapshotId, keys, createdAt: snapshot.createdAt };
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendTurns } from '../../shared/application/append-turns.js';
-import { restoreSnapshot, storeMemory } from '../../shared/application/artifacts.js';
+import { createSnapshot, restoreSnapshot, storeMemory } from '../../shared/application/artifacts.js';
 import type { BlobStore } from '../../shared/application/artifact-ports.js';
 import { beginForget, purgeBlobs, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
@@ -51,6 +51,17 @@ const WRITERS = {
   },
 };
 type Writer = keyof typeof WRITERS;
+
+/**
+ * A client's write of a user's item of no session: a snapshot of one of the user's memories (ids only), `snap-<text>`.
+ * Only the user's forget covers it.
+ */
+async function snapshot(runtime: Runtime, userId: string, forgets: ForgetStore, text: string) {
+  await storeMemory(runtime, LOCAL_PRINCIPAL, userId, { content: text, key: `snapped-${text}`, type: 'note', tags: [] });
+  return createSnapshot({ ...runtime, forgets, ids: { newId: () => text } }, { userId }, { keys: [`snapped-${text}`] });
+}
+
+const snapshotHeld = async (runtime: Runtime, userId: string, text: string) => (await runtime.detail.artifacts.getSnapshot(userId, `snap-${text}`)) !== null;
 
 /** Whether the client's write of `text` is there to read. */
 async function readable(runtime: Runtime, key: SessionKey, writer: Writer, text: string): Promise<boolean> {
@@ -204,6 +215,45 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(await writing).toMatchObject({ code: 'forget_in_progress' });
     const events = await runtime.events.read(key, 0);
     expect(events.map((e) => e.type)).toEqual(['TurnAppended']);
+  });
+
+  it("snapshot: a user forget's tombstone comes after the snapshot's first check and its scan before the write lands: 409, the forget purges it in another round, and nothing is left", async () => {
+    const user = { userId: 'u-snapshot-late' };
+    let tombstone: string | null = null;
+    const { forgets, look } = watchedForgets(
+      runtime,
+      async () => {
+        await beginForget(runtime, user);
+        await purgeStores(runtime, user);
+        const scan = await scanSession(runtime, user);
+        expect(scan.total).toBe(0);
+        tombstone = scan.tombstone;
+      },
+      'after the look',
+    );
+    const writing = settled(snapshot(runtime, user.userId, forgets, 'late'));
+    await Promise.race([look.reached, writing]);
+    look.release();
+    expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+    // On main's code the snapshot was written after the scan (Cosmos DB) and survived the forget.
+    expect(await finishRounds(runtime, user, tombstone)).toBe(postgres ? 1 : 2);
+    expect(total(await runtime.forgets.scan(user))).toBe(0);
+  });
+
+  it('snapshot: written under the tombstone, purged with its tombstone cleared before the check after the write: 409, and a snapshot made meanwhile is kept', async () => {
+    const user = { userId: 'u-snapshot-gone' };
+    const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, user), 'before the look');
+    const writing = settled(snapshot(runtime, user.userId, forgets, 'purged'));
+    await Promise.race([look.reached, writing]);
+    await purgeStores(runtime, user);
+    const scan = await scanSession(runtime, user);
+    expect(scan.total).toBe(0);
+    expect(await finishRounds(runtime, user, scan.tombstone)).toBe(1);
+    await snapshot(runtime, user.userId, runtime.forgets, 'anew');
+    look.release();
+    expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+    expect(await snapshotHeld(runtime, user.userId, 'purged')).toBe(false);
+    expect(await snapshotHeld(runtime, user.userId, 'anew')).toBe(true);
   });
 
   it('the idle timeout skips a session being forgotten and ends the others', async () => {
