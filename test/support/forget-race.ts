@@ -8,7 +8,6 @@ import { finishForget, purgeStores, verifyForget } from '../../shared/applicatio
 import type { ForgetScope } from '../../shared/application/forget-ports.js';
 import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
 import type { SessionStore } from '../../shared/application/ports.js';
-import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { embedderWith, memoryRuntime } from './runtime.js';
 
