@@ -351,9 +351,8 @@ export async function searchMemories(deps: ReadDeps, viewer: Viewer, query: stri
 
 /**
  * A snapshot of artifacts the viewer (its creator) may see; a key it may not see is reported unknown like a missing
- * one (404), so a snapshot never hands on more than its creator sees. While the user is being forgotten: 409
- * `forget_in_progress`. Keys found in the global partition are recorded
- * as such, so a restore copies exactly what the creator saw.
+ * one (404), so a snapshot never hands on more than its creator sees. Keys found in the global partition are recorded
+ * as such, so a restore copies exactly what the creator saw. While the user is being forgotten: 409 `forget_in_progress`.
  */
 export async function createSnapshot(deps: ArtifactDeps & { forgets?: ForgetStore }, viewer: Viewer, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
   const keys = [...new Set(body.keys)];

@@ -133,8 +133,8 @@ export async function requestForget(client: OrchestrationClient, input: ForgetIn
 
 /**
  * The writers' check before they write anything (appends, artifacts included; handoffs; end requests; memories;
- * restores; slots): a write of a session
- * whose user (or the session itself) is being forgotten is refused with 409 `forget_in_progress`. See README "Forget".
+ * restores; slots; snapshots): a write of a session whose user (or the session itself) is being forgotten is refused
+ * with 409 `forget_in_progress` (a user's item of no session: `sessionId` ''). See README "Forget".
  */
 export async function refuseWhileForgetting(deps: { forgets?: ForgetStore }, key: SessionKey): Promise<void> {
   if (await deps.forgets?.forgetting(key)) throw forgetInProgress(key.userId, key.sessionId);
