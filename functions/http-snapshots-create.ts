@@ -7,7 +7,7 @@ import { getRuntime } from '../shared/platform/composition.js';
 import { defineFunction, http } from '../shared/platform/functions.js';
 import { httpHandler } from '../shared/platform/http.js';
 
-export const handler = httpHandler({ params: z.object({ userId: Id }), body: CreateSnapshotBody, response: Snapshot, status: 201, summary: 'Snapshot chosen artifacts for a sub-agent' }, async ({ params, body, principal }) => {
+export const handler = httpHandler({ params: z.object({ userId: Id }), body: CreateSnapshotBody, response: Snapshot, status: 201, summary: 'Snapshot chosen artifacts for a sub-agent', problems: ['forget_in_progress'] }, async ({ params, body, principal }) => {
   const runtime = await getRuntime();
   return createSnapshot(runtime, await viewerFor(runtime, principal, { userId: params.userId, agentId: body.fromAgentId, sessionId: body.sessionId }), body);
 });

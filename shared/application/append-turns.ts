@@ -1,7 +1,7 @@
 import type { SessionKey } from '../contracts/ids.js';
 import type { AppendTurnsBody, AppendTurnsResult } from '../contracts/turns.js';
 import type { DetailMemory } from './artifact-ports.js';
-import { refuseUnlessKept, refuseWhileForgetting } from './forget.js';
+import { refuseUnlessEventsKept, refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
 import { offloadTurn } from './offload.js';
 import type { Admission, Clock, EventDraft, EventStore, Ids } from './ports.js';
@@ -50,20 +50,6 @@ export async function appendTurns(
   const outcomes = await deps.events.append(key, recorded, now);
   const accepted = outcomes.map((o) => ({ turnId: o.turnId!, seq: o.seq }));
   // Cosmos DB: a forget that began before the write landed purges it (the append enlists with it), or already did.
-  await refuseUnlessKept(deps, key, () => holdsAll(deps.events, key, accepted));
+  await refuseUnlessEventsKept(deps, key, accepted.map((a) => ({ seq: a.seq, eventKey: a.turnId })));
   return { accepted };
-}
-
-/**
- * Whether the session's stream still holds every accepted turn at its seq: one read of the seqs' range. The turnIds are
- * compared, since after a forget a new stream starts at seq 1 again and another turn may hold the seq. (A retry that
- * mixes turns recorded long ago with new ones reads the events between them too.)
- */
-async function holdsAll(events: EventStore, key: SessionKey, accepted: readonly { turnId: string; seq: number }[]): Promise<boolean> {
-  if (accepted.length === 0) return true;
-  const seqs = accepted.map((a) => a.seq);
-  const first = Math.min(...seqs);
-  const held = await events.read(key, first - 1, Math.max(...seqs) - first + 1);
-  const turnAt = new Map(held.map((e) => [e.metadata.seq, e.type === 'TurnAppended' ? e.data.turnId : undefined]));
-  return accepted.every((a) => turnAt.get(a.seq) === a.turnId);
 }

@@ -109,11 +109,19 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
     ...(input.turnId && { turnId: input.turnId }),
     ...(input.restoredFrom && { restoredFrom: input.restoredFrom }),
   };
-  let put = await artifacts.putIfAbsent(record);
-  if (!put.created && isExpired(expiryOf(put.record), now)) {
-    // An expired artifact still holds the key until the nightly sweep: sweep it now (row, then its blob), then write.
-    await deleteExpired(deps.detail, userId, now, { key });
+  let put: Awaited<ReturnType<typeof artifacts.putIfAbsent>>;
+  try {
     put = await artifacts.putIfAbsent(record);
+    if (!put.created && isExpired(expiryOf(put.record), now)) {
+      // An expired artifact still holds the key until the nightly sweep: sweep it now (row, then its blob), then write.
+      await deleteExpired(deps.detail, userId, now, { key });
+      put = await artifacts.putIfAbsent(record);
+    }
+  } catch (error) {
+    // PostgreSQL refused the row under a forget's tombstone (rolled back whole): the blob written above would be named
+    // by no row, and a session's forget, which deletes the blobs its rows name, would leave it.
+    if (blobs && storage.kind === 'blob' && error instanceof MemoryError && error.code === 'forget_in_progress') await deleteUnnamed(deps, userId, key, storage.blobName);
+    throw error;
   }
   const { record: stored, created } = put;
   if (!created && blobs && storage.kind === 'blob' && (stored.storage.kind !== 'blob' || stored.storage.blobName !== storage.blobName)) {
@@ -123,6 +131,12 @@ export async function storeArtifact(deps: ArtifactDeps, userId: string, input: N
   if (!created && isExpired(expiryOf(stored), now)) throw new MemoryError('conflict', `Memory ${key} is being replaced; retry`);
   if (!created && stored.contentHash !== contentHash && !options.reuseExisting) throw new MemoryError('conflict', `Memory ${key} already exists with different content`);
   return stored;
+}
+
+/** Deletes a blob just written unless a row of the key names it (a racing writer of the same content won the key). */
+async function deleteUnnamed(deps: ArtifactDeps, userId: string, key: string, blobName: string): Promise<void> {
+  const holder = await deps.detail.artifacts.get(userId, key, deps.clock.now());
+  if (holder?.storage.kind !== 'blob' || holder.storage.blobName !== blobName) await deps.detail.blobs!.delete(blobName);
 }
 
 /** A fixed expiry when the caller gives one, else from the TTL class or seconds (permanent by default). */
@@ -338,9 +352,9 @@ export async function searchMemories(deps: ReadDeps, viewer: Viewer, query: stri
 /**
  * A snapshot of artifacts the viewer (its creator) may see; a key it may not see is reported unknown like a missing
  * one (404), so a snapshot never hands on more than its creator sees. Keys found in the global partition are recorded
- * as such, so a restore copies exactly what the creator saw.
+ * as such, so a restore copies exactly what the creator saw. While the user is being forgotten: 409 `forget_in_progress`.
  */
-export async function createSnapshot(deps: ArtifactDeps, viewer: Viewer, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
+export async function createSnapshot(deps: ArtifactDeps & { forgets?: ForgetStore }, viewer: Viewer, body: CreateSnapshotBody): Promise<{ snapshotId: string; keys: string[]; createdAt: string }> {
   const keys = [...new Set(body.keys)];
   const now = deps.clock.now();
   const found = await Promise.all(keys.map(async (key) => ({ key, record: await findVisible(deps, viewer, key) })));
@@ -355,7 +369,11 @@ export async function createSnapshot(deps: ArtifactDeps, viewer: Viewer, body: C
     ...(body.agentId && { agentId: body.agentId }),
     ...(globalKeys.length > 0 && { globalKeys }),
   };
+  // A snapshot is the user's (of no session): refused while the user is being forgotten, as a memory is.
+  const forgotten = { userId: viewer.userId, sessionId: '' };
+  await refuseWhileForgetting(deps, forgotten);
   await deps.detail.artifacts.putSnapshot(snapshot);
+  await refuseUnlessKept(deps, forgotten, async () => (await deps.detail.artifacts.getSnapshot(viewer.userId, snapshot.snapshotId)) !== null);
   return { snapshotId: snapshot.snapshotId, keys, createdAt: snapshot.createdAt };
 }
 

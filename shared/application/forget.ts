@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { eventKey } from '../contracts/events.js';
 import { Id, type SessionKey } from '../contracts/ids.js';
 import { ForgetInput, forgetInstanceId, ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js';
 import { forgetInProgress } from '../domain/errors.js';
 import type { DetailMemory } from './artifact-ports.js';
 import type { ForgetScope, ForgetStore, StoreCounts } from './forget-ports.js';
 import type { OrchestrationClient } from './operation-ports.js';
-import type { Clock, Deps } from './ports.js';
+import type { Clock, Deps, EventStore } from './ports.js';
 import { eraseFromInitBlocks } from './project-session.js';
 
 /**
@@ -131,8 +132,9 @@ export async function requestForget(client: OrchestrationClient, input: ForgetIn
 }
 
 /**
- * The writers' check before they write anything (appends, artifacts included; memories; slots): a write of a session
- * whose user (or the session itself) is being forgotten is refused with 409 `forget_in_progress`. See README "Forget".
+ * The writers' check before they write anything (appends, artifacts included; handoffs; end requests; memories;
+ * restores; slots; snapshots): a write of a session whose user (or the session itself) is being forgotten is refused
+ * with 409 `forget_in_progress` (a user's item of no session: `sessionId` ''). See README "Forget".
  */
 export async function refuseWhileForgetting(deps: { forgets?: ForgetStore }, key: SessionKey): Promise<void> {
   if (await deps.forgets?.forgetting(key)) throw forgetInProgress(key.userId, key.sessionId);
@@ -153,4 +155,27 @@ export async function refuseUnlessKept(deps: { forgets?: ForgetStore }, key: Ses
   const forgets = deps.forgets;
   if (!forgets || forgets.refusesWritesItself) return;
   if ((await forgets.enlist(key)) || !(await stillThere())) throw forgetInProgress(key.userId, key.sessionId);
+}
+
+/** A client's event as the store answered it: its seq, and its key (a turn's `turnId`, `@handoff:<id>`, `@end`). */
+export interface WrittenEvent {
+  seq: number;
+  eventKey: string;
+}
+
+/**
+ * `refuseUnlessKept` for a client's events of the session (turns, a handoff, an end request): the read-back is one
+ * read of the seqs' range, and each event's key is compared, since after a forget a new stream starts at seq 1 again
+ * and another event may hold the seq. (A retry that mixes events recorded long ago with new ones reads the events
+ * between them too.)
+ */
+export async function refuseUnlessEventsKept(deps: { forgets?: ForgetStore; events: Pick<EventStore, 'read'> }, key: SessionKey, written: readonly WrittenEvent[]): Promise<void> {
+  await refuseUnlessKept(deps, key, async () => {
+    if (written.length === 0) return true;
+    const seqs = written.map((w) => w.seq);
+    const first = Math.min(...seqs);
+    const held = await deps.events.read(key, first - 1, Math.max(...seqs) - first + 1);
+    const keyAt = new Map(held.map((e) => [e.metadata.seq, eventKey(e)]));
+    return written.every((w) => keyAt.get(w.seq) === w.eventKey);
+  });
 }

@@ -1,13 +1,15 @@
 import { z } from 'zod';
-import { isTurn, SCHEMA_VERSION, type EventDraft, type MemoryEvent } from '../contracts/events.js';
+import { eventKey, isTurn, SCHEMA_VERSION, type EventDraft, type MemoryEvent } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InsightDocument } from '../contracts/insights.js';
 import { ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js';
 import type { SessionDocument } from '../contracts/sessions.js';
-import { notFound } from '../domain/errors.js';
+import { MemoryError, notFound } from '../domain/errors.js';
 import { insightId } from '../domain/reflection.js';
 import { decideAggregation, decideCompletion, decideEnd, decideReflection, decideSummary, newSession, sessionOf } from '../domain/session.js';
 import { renderTranscript } from '../domain/turns.js';
+import { refuseUnlessEventsKept, refuseWhileForgetting } from './forget.js';
+import type { ForgetStore } from './forget-ports.js';
 import type { ExtractedInsight } from './model-tasks.js';
 import type { OrchestrationClient } from './operation-ports.js';
 import type { Deps, ReflectionConfig } from './ports.js';
@@ -42,16 +44,24 @@ async function record(deps: SessionEndDeps, key: SessionKey, drafts: readonly Ev
   return { recorded: recorded !== null, session };
 }
 
+/** What ending a session needs: the stores it reads and writes and, when present, the tombstones it checks. */
+export type EndDeps = Pick<Deps, 'events' | 'sessions' | 'clock'> & { forgets?: ForgetStore };
+
 /**
  * Records the end request (client, Service Bus or idle timeout) as an event; from then on the session takes no more
  * turns. Ending an ending or completed session records nothing (the event store keeps one end request per session).
- * Unknown sessions are `not_found`.
+ * Unknown sessions are `not_found`; while the user or the session is being forgotten, 409 `forget_in_progress` (so no
+ * session end starts for a stream that is going).
  */
-export async function requestSessionEnd(deps: Pick<Deps, 'events' | 'sessions' | 'clock'>, key: SessionKey, reason: 'client' | 'idle'): Promise<{ recorded: boolean }> {
+export async function requestSessionEnd(deps: EndDeps, key: SessionKey, reason: 'client' | 'idle'): Promise<{ recorded: boolean }> {
   const [stored, lastSeq] = await Promise.all([deps.sessions.get(key), deps.events.lastSeq(key)]);
   if (lastSeq === 0) throw notFound(`Session ${key.sessionId}`);
+  await refuseWhileForgetting(deps, key);
   // The projection may lag behind the stream; the event's key makes a second end request a no-op either way.
-  return { recorded: (await append(deps, key, decideEnd(stored?.doc ?? newSession(key, new Date(0)), reason))) !== null };
+  const recorded = await append(deps, key, decideEnd(stored?.doc ?? newSession(key, new Date(0)), reason));
+  // Cosmos DB: a forget that began before the write landed purges it (the request enlists with it), or already did.
+  if (recorded) await refuseUnlessEventsKept(deps, key, recorded.map((e) => ({ seq: e.metadata.seq, eventKey: eventKey(e) })));
+  return { recorded: recorded !== null };
 }
 
 /**
@@ -178,15 +188,18 @@ export async function completeSession(deps: SessionEndDeps, key: SessionKey): Pr
  * Ends a session (HTTP, Service Bus or idle timeout): records the request and starts the session-end orchestration
  * under an id derived from the session, so ending twice runs it once. The operation id is that instance id.
  */
-export async function endSession(deps: Pick<Deps, 'events' | 'sessions' | 'clock'>, orchestrations: Pick<OrchestrationClient, 'start'>, key: SessionKey, reason: 'client' | 'idle'): Promise<{ operationId: string; started: boolean }> {
+export async function endSession(deps: EndDeps, orchestrations: Pick<OrchestrationClient, 'start'>, key: SessionKey, reason: 'client' | 'idle'): Promise<{ operationId: string; started: boolean }> {
   await requestSessionEnd(deps, key, reason);
   const { instanceId, started } = await orchestrations.start(ORCHESTRATIONS.sessionEnd, sessionEndInstanceId(key.userId, key.sessionId), { userId: key.userId, sessionId: key.sessionId });
   return { operationId: instanceId, started };
 }
 
-/** The idle timeout: every active session without a turn for `timeoutMinutes` is ended (reason `idle`). */
+/**
+ * The idle timeout: every active session without a turn for `timeoutMinutes` is ended (reason `idle`). One being
+ * forgotten is skipped (its forget removes it), so it does not keep the others from being ended.
+ */
 export async function endIdleSessions(
-  deps: Pick<Deps, 'events' | 'sessions' | 'directory' | 'clock'>,
+  deps: EndDeps & Pick<Deps, 'directory'>,
   orchestrations: Pick<OrchestrationClient, 'start'>,
   timeoutMinutes: number,
   limit = 500,
@@ -194,6 +207,12 @@ export async function endIdleSessions(
   const cutoff = new Date(deps.clock.now().getTime() - timeoutMinutes * 60_000);
   const idle = await deps.directory.idleSessions(cutoff, limit);
   const ended: string[] = [];
-  for (const key of idle) ended.push((await endSession(deps, orchestrations, key, 'idle')).operationId);
+  for (const key of idle) {
+    try {
+      ended.push((await endSession(deps, orchestrations, key, 'idle')).operationId);
+    } catch (error) {
+      if (!(error instanceof MemoryError && error.code === 'forget_in_progress')) throw error;
+    }
+  }
   return { ended };
 }

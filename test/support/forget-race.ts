@@ -5,9 +5,9 @@ import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { CosmosSlotStore } from '../../shared/adapters/cosmos/slots.js';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { finishForget, purgeStores, verifyForget } from '../../shared/application/forget.js';
+import type { ForgetScope } from '../../shared/application/forget-ports.js';
 import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
 import type { SessionStore } from '../../shared/application/ports.js';
-import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { embedderWith, memoryRuntime } from './runtime.js';
 
@@ -76,14 +76,14 @@ export const total = (counts: Record<string, number>) => Object.values(counts).r
 /** No durable histories in these races: they are between a writer and the forget's store steps. */
 const orchestrations: OrchestrationClient = { start: async (_n, instanceId) => ({ instanceId, started: false }), status: async () => null, purge: async () => 0 };
 
-/** The forget's scan of the session (its proof), with the tombstone's version read before it. */
-export const scanSession = (runtime: Runtime, key: SessionKey) => verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+/** The forget's scan of the session or the user (its proof), with the tombstone's version read before it. */
+export const scanSession = (runtime: Runtime, key: ForgetScope) => verifyForget({ ...runtime, orchestrations }, { ...key, sessionIds: key.sessionId === undefined ? [] : [key.sessionId], blobNames: [] });
 
 /**
- * The rest of a session's forget as the workflow runs it, after a clean scan made under `tombstone`: clear the
- * tombstone scanned, or (a writer enlisted since) purge and scan again, each scan clean. Returns the rounds run.
+ * The rest of a session's (or a user's) forget as the workflow runs it, after a clean scan made under `tombstone`:
+ * clear the tombstone scanned, or (a writer enlisted since) purge and scan again, each scan clean. Returns the rounds run.
  */
-export async function finishRounds(runtime: Runtime, key: SessionKey, tombstone: string | null): Promise<number> {
+export async function finishRounds(runtime: Runtime, key: ForgetScope, tombstone: string | null): Promise<number> {
   for (let round = 1; ; round++) {
     if ((await finishForget(runtime, { ...key, removed: 0, tombstone })).cleared) return round;
     await purgeStores(runtime, key);
