@@ -271,7 +271,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect((await runtime.events.read(kept, 0)).map((e) => e.type)).toContain('SessionEndRequested');
   });
 
-  // Cosmos DB writes the row: the forget purges it after its blob step and leaves the blob (README "Races left").
+  // PostgreSQL only: Cosmos DB writes the row (the next case: the purge deletes its blob with it).
   it.runIf(postgres)("memory in Blob Storage: the row refused under a session forget begun after the write's check leaves no blob", async () => {
     const key = { userId: 'u-blob', sessionId: 'gone' };
     const blobs = heldBlobs();
