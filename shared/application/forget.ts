@@ -81,11 +81,11 @@ async function deleteExistingBlobs(deps: ForgetDeps, names: readonly string[]): 
 
 /**
  * Step 4: deletes every item of the scope in the store (the tombstone stays until step 6), and the blob of each artifact
- * row it deletes (`blobs`), before the row: one written after step 3 would otherwise be named by nothing. For a session, then erases
- * its summary from the init blocks of the user's other sessions: their `SessionInitFixed` events are rewritten without
- * its entry and their documents folded again (`initEvents`, `initDocuments`). After the purge, so no init read later
- * can pick the session up; one fixed meanwhile is found by the scan and erased in the next round, and one read before
- * the purge but written after the scan is erased by its projector (see `eraseForgottenCitations`).
+ * row it deletes (`blobs`), before the row: one written after step 3 would otherwise be named by nothing. For a
+ * session, then erases its summary from the init blocks of the user's other sessions: their `SessionInitFixed` events
+ * are rewritten without its entry and their documents folded again (`initEvents`, `initDocuments`). After the purge,
+ * so no init read later can pick the session up; one fixed meanwhile is found by the scan and erased in the next round,
+ * and one read before the purge but written after the scan is erased by its projector (see `eraseForgottenCitations`).
  */
 export async function purgeStores(deps: PurgeDeps, input: ForgetInput): Promise<z.infer<typeof StoresResult>> {
   let blobs = 0;
