@@ -50,8 +50,11 @@ export interface ForgetStore {
    * Deletes every item of the scope except the tombstone; items deleted per store. Idempotent. `keepClientItems`: not
    * the memories (artifacts) and slots clients write beside the session's events, only the events and what is derived
    * from them (an overtaken projector forgetting what it wrote: a client's memory or slot written after the forget stays).
+   * `deleteBlobs`: called with the blob names of the artifact rows about to be deleted, read with their ids, before the
+   * rows go, so a blob written after the forget's blob step goes with its row and a crash between the two leaves the row
+   * naming its blob for the rerun (the store has no Blob Storage; the caller deletes those that exist).
    */
-  purge(scope: ForgetScope, options?: { keepClientItems?: boolean }): Promise<StoreCounts>;
+  purge(scope: ForgetScope, options?: PurgeOptions): Promise<StoreCounts>;
   /**
    * Erasure of a forgotten session (`scope.sessionId`) from the init blocks of the user's other sessions: rewrites
    * their `SessionInitFixed` events without its `recentSessions` entry (its summary). Recorded events are otherwise
@@ -82,4 +85,10 @@ export interface SearchCache {
   evict(userId: string): number;
   /** The rows held for the user (0 when none). */
   held(userId: string): number;
+}
+
+/** See `ForgetStore.purge`. */
+export interface PurgeOptions {
+  keepClientItems?: boolean;
+  deleteBlobs?: (names: string[]) => Promise<void>;
 }

@@ -64,24 +64,33 @@ export async function purgeDurableHistories(deps: ForgetDurableDeps, input: Forg
 /** Step 3: deletes the blobs the scope's artifacts name, before their rows, so a rerun still finds their names. */
 export async function purgeBlobs(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof BlobsResult>> {
   const named = await deps.forgets.blobNames(scopeOf(input));
-  if (named.length > 0 && !deps.detail.blobs) throw new Error(`forget: ${named.length} blobs are named but no Blob Storage is configured`);
   // For a user, also every blob under the user's prefix that no row names (a write refused after its blob was stored).
   const unnamed = input.sessionId === undefined && deps.detail.blobs ? await deps.detail.blobs.existing({ prefix: `${input.userId}/` }) : [];
   const blobNames = [...new Set([...named, ...unnamed])].sort();
-  const existing = blobNames.length > 0 ? await deps.detail.blobs!.existing({ names: blobNames }) : [];
-  for (const name of existing) await deps.detail.blobs!.delete(name);
-  return { blobNames, deleted: existing.length };
+  return { blobNames, deleted: await deleteExistingBlobs(deps, blobNames) };
+}
+
+/** Deletes those of the named blobs that exist (a rerun finds some gone); how many it deleted. */
+async function deleteExistingBlobs(deps: ForgetDeps, names: readonly string[]): Promise<number> {
+  if (names.length === 0) return 0;
+  if (!deps.detail.blobs) throw new Error(`forget: ${names.length} blobs are named but no Blob Storage is configured`);
+  const existing = await deps.detail.blobs.existing({ names: [...names] });
+  for (const name of existing) await deps.detail.blobs.delete(name);
+  return existing.length;
 }
 
 /**
- * Step 4: deletes every item of the scope in the store (the tombstone stays until step 6). For a session, then erases
- * its summary from the init blocks of the user's other sessions: their `SessionInitFixed` events are rewritten without
- * its entry and their documents folded again (`initEvents`, `initDocuments`). After the purge, so no init read later
- * can pick the session up; one fixed meanwhile is found by the scan and erased in the next round, and one read before
- * the purge but written after the scan is erased by its projector (see `eraseForgottenCitations`).
+ * Step 4: deletes every item of the scope in the store (the tombstone stays until step 6), and the blob of each artifact
+ * row it deletes (`blobs`), before the row: one written after step 3 would otherwise be named by nothing. For a
+ * session, then erases its summary from the init blocks of the user's other sessions: their `SessionInitFixed` events
+ * are rewritten without its entry and their documents folded again (`initEvents`, `initDocuments`). After the purge,
+ * so no init read later can pick the session up; one fixed meanwhile is found by the scan and erased in the next round,
+ * and one read before the purge but written after the scan is erased by its projector (see `eraseForgottenCitations`).
  */
 export async function purgeStores(deps: PurgeDeps, input: ForgetInput): Promise<z.infer<typeof StoresResult>> {
-  const removed = await deps.forgets.purge(scopeOf(input));
+  let blobs = 0;
+  const deleteBlobs = async (names: string[]) => void (blobs += await deleteExistingBlobs(deps, names));
+  const removed = { ...(await deps.forgets.purge(scopeOf(input), { deleteBlobs })), blobs };
   if (input.sessionId === undefined) return { removed };
   const erased = await eraseFromInitBlocks(deps, { userId: input.userId, sessionId: input.sessionId });
   return { removed: { ...removed, initEvents: erased.events, initDocuments: erased.documents } };

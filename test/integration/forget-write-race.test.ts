@@ -271,7 +271,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect((await runtime.events.read(kept, 0)).map((e) => e.type)).toContain('SessionEndRequested');
   });
 
-  // Cosmos DB writes the row: the forget purges it after its blob step and leaves the blob (README "Races left").
+  // PostgreSQL only: Cosmos DB writes the row (the next case: the purge deletes its blob with it).
   it.runIf(postgres)("memory in Blob Storage: the row refused under a session forget begun after the write's check leaves no blob", async () => {
     const key = { userId: 'u-blob', sessionId: 'gone' };
     const blobs = heldBlobs();
@@ -291,6 +291,32 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     const scan = await scanSession(runtime, key);
     expect(scan.total).toBe(0);
     expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+  });
+
+  it("memory in Blob Storage: its blob and row land after the session forget's blob step and before its store step: the purge deletes the blob with the row", async () => {
+    const key = { userId: 'u-blob-late', sessionId: 'gone' };
+    const blobs = heldBlobs();
+    const withBlobs: Runtime = { ...runtime, detail: { ...runtime.detail, blobs, limits: { ...runtime.detail.limits, inlineMaxBytes: 2 } } };
+    const { forgets, look } = watchedForgets(
+      withBlobs,
+      async () => {
+        await beginForget(withBlobs, key);
+        await purgeBlobs(withBlobs, key);
+      },
+      'before the look',
+    );
+    const writing = settled(WRITERS.memory(withBlobs, key, forgets, 'blob'));
+    // Cosmos DB: the blob and the row are written, the check after the write held; PostgreSQL's guard refuses the row.
+    await Promise.race([look.reached, writing]);
+    const { removed } = await purgeStores(withBlobs, key);
+    const scan = await scanSession(withBlobs, key);
+    expect(scan.total).toBe(0);
+    look.release();
+    expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+    expect(await finishRounds(withBlobs, key, scan.tombstone)).toBe(postgres ? 1 : 2);
+    // On main's code (Cosmos DB) the blob stayed, named by no row, and the proof said zero.
+    expect(blobs.names().filter((n) => n.startsWith(`${key.userId}/`))).toEqual([]);
+    expect(removed.blobs).toBe(postgres ? 0 : 1);
   });
 
   it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {

@@ -1,6 +1,6 @@
 import type { Container, Database, SqlParameter } from '@azure/cosmos';
 import type { SessionKey } from '../../contracts/ids.js';
-import type { ForgetScope, ForgetStore, StoreCounts } from '../../application/forget-ports.js';
+import type { ForgetScope, ForgetStore, PurgeOptions, StoreCounts } from '../../application/forget-ports.js';
 import { COSMOS_CONTAINERS, statusOf, type CosmosContainerSpec } from './containers.js';
 
 /** The tombstone's id in `forgets` (partition: the user). */
@@ -85,12 +85,16 @@ export class CosmosForgetStore implements ForgetStore {
     return [...new Set([...artifacts, ...queued].map((r) => r.blobName))].sort();
   }
 
-  async purge(scope: ForgetScope, options: { keepClientItems?: boolean } = {}): Promise<StoreCounts> {
+  async purge(scope: ForgetScope, options: PurgeOptions = {}): Promise<StoreCounts> {
     const counts: StoreCounts = {};
     let removedInsights: string[] = [];
     for (const { name, container } of this.containers) {
       if (options.keepClientItems && CLIENT_ITEMS.has(name)) continue;
-      const ids = await this.query<{ id: string }>(container, scope.userId, `SELECT c.id FROM c WHERE ${this.where(name, scope)}`, this.sessionParam(scope));
+      // An artifact's blob name is read with its id: a blob written after the forget's blob step goes before its row.
+      const artifacts = name === COSMOS_CONTAINERS.artifacts.name;
+      const ids = await this.query<{ id: string; blobName?: string }>(container, scope.userId, `SELECT c.id${artifacts ? ', c.storage.blobName' : ''} FROM c WHERE ${this.where(name, scope)}`, this.sessionParam(scope));
+      const blobNames = ids.flatMap((r) => (typeof r.blobName === 'string' ? [r.blobName] : []));
+      if (blobNames.length > 0) await options.deleteBlobs?.(blobNames);
       for (const { id } of ids) await this.delete(container, id, scope.userId);
       counts[name] = ids.length;
       if (name === COSMOS_CONTAINERS.insights.name) removedInsights = ids.map((r) => r.id);

@@ -1,5 +1,5 @@
 import type { SessionKey } from '../../contracts/ids.js';
-import type { ForgetScope, ForgetStore, SearchCache, StoreCounts } from '../../application/forget-ports.js';
+import type { ForgetScope, ForgetStore, PurgeOptions, SearchCache, StoreCounts } from '../../application/forget-ports.js';
 import type { Db, Queryable } from './db.js';
 
 /** append_events and the guard triggers (migration 14) refuse a write under a forget tombstone with SQLSTATE AM410. */
@@ -37,6 +37,10 @@ const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'se
 
 /** The tables of what clients write beside a session's events (see ForgetStore.purge `keepClientItems`). */
 const CLIENT_TABLES = new Set<string>(['artifacts', 'artifact_snapshots', 'slot_events']);
+
+/** Blob names of the scope's artifact rows ($1 user, $2 session or null). */
+const ARTIFACT_BLOBS = `SELECT doc->'storage'->>'blobName' AS name FROM artifacts
+  WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2) AND doc->'storage'->>'kind' = 'blob'`;
 
 export class PostgresForgetStore implements ForgetStore {
   readonly refusesWritesItself = true;
@@ -80,18 +84,20 @@ export class PostgresForgetStore implements ForgetStore {
 
   async blobNames(scope: ForgetScope): Promise<string[]> {
     const rows = await this.db.query<{ name: string }>(
-      `SELECT doc->'storage'->>'blobName' AS name FROM artifacts
-       WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2) AND doc->'storage'->>'kind' = 'blob'
-       UNION SELECT blob_name FROM artifact_blob_deletions WHERE user_id = $1 AND $2::text IS NULL ORDER BY 1`,
+      `${ARTIFACT_BLOBS} UNION SELECT blob_name FROM artifact_blob_deletions WHERE user_id = $1 AND $2::text IS NULL ORDER BY 1`,
       [scope.userId, scope.sessionId ?? null],
     );
     return rows.map((r) => r.name);
   }
 
-  async purge(scope: ForgetScope, options: { keepClientItems?: boolean } = {}): Promise<StoreCounts> {
-    const counts: StoreCounts = await this.db.transaction(async (tx) =>
-      scope.sessionId === undefined ? purgeUser(tx, scope.userId) : purgeSession(tx, scope.userId, scope.sessionId, options.keepClientItems ?? false),
-    );
+  async purge(scope: ForgetScope, options: PurgeOptions = {}): Promise<StoreCounts> {
+    const counts: StoreCounts = await this.db.transaction(async (tx) => {
+      // The blobs of the artifact rows deleted below, as on Cosmos DB (here the guard refuses a row under the
+      // tombstone, so none is written after the blob step); a rollback leaves the rows naming them for the rerun.
+      const blobs = options.deleteBlobs && !options.keepClientItems ? await tx.query<{ name: string }>(ARTIFACT_BLOBS, [scope.userId, scope.sessionId ?? null]) : [];
+      if (blobs.length > 0) await options.deleteBlobs!(blobs.map((r) => r.name));
+      return scope.sessionId === undefined ? purgeUser(tx, scope.userId) : purgeSession(tx, scope.userId, scope.sessionId, options.keepClientItems ?? false);
+    });
     // The deletions recorded a purge revision (migration 11), so no snapshot built before them is reused; dropping the
     // user's snapshot now also frees the rows it holds in this process.
     if (this.cache) counts.searchSnapshots = this.cache.evict(scope.userId);
