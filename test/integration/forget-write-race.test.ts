@@ -14,7 +14,7 @@ import { sessionEndInstanceId } from '../../shared/contracts/operations.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { finishRounds, gate, heldProjector, raceBackends, scanSession, total } from '../support/forget-race.js';
+import { finishRounds, forgetToEnd, gate, heldProjector, purgeAndScan, raceBackends, scanSession, total } from '../support/forget-race.js';
 
 const cosmos = useCosmosFake();
 
@@ -141,10 +141,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
         runtime,
         async () => {
           await beginForget(runtime, key);
-          await purgeStores(runtime, key);
-          const scan = await scanSession(runtime, key);
-          expect(scan.total).toBe(0);
-          tombstone = scan.tombstone;
+          tombstone = await purgeAndScan(runtime, key);
         },
         'after the look',
       );
@@ -170,10 +167,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
       const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
       const writing = settled(WRITERS[writer](runtime, key, forgets, 'purged'));
       await Promise.race([look.reached, writing]);
-      await purgeStores(runtime, key);
-      const scan = await scanSession(runtime, key);
-      expect(scan.total).toBe(0);
-      expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+      expect(await forgetToEnd(runtime, key)).toBe(1);
       // Another client writes the session anew (an append takes seq 1 again, the seq the purged turn had).
       await WRITERS[writer](runtime, key, runtime.forgets, 'anew');
       look.release();
@@ -188,10 +182,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'after the look');
     const writing = settled(WRITERS.append(runtime, key, forgets, 'refused'));
     await Promise.race([look.reached, writing]);
-    await purgeStores(runtime, key);
-    const scan = await scanSession(runtime, key);
-    expect(scan.total).toBe(0);
-    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
     const next = await WRITERS.append(runtime, key, runtime.forgets, 'next');
     expect(next.accepted).toEqual([{ turnId: 't-next', seq: 1 }]);
     look.release();
@@ -206,10 +197,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
     const writing = settled(WRITERS.end(runtime, key, forgets, 'purged'));
     await Promise.race([look.reached, writing]);
-    await purgeStores(runtime, key);
-    const scan = await scanSession(runtime, key);
-    expect(scan.total).toBe(0);
-    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
     await opened(runtime, key, 'anew');
     look.release();
     expect(await writing).toMatchObject({ code: 'forget_in_progress' });
@@ -224,10 +212,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
       runtime,
       async () => {
         await beginForget(runtime, user);
-        await purgeStores(runtime, user);
-        const scan = await scanSession(runtime, user);
-        expect(scan.total).toBe(0);
-        tombstone = scan.tombstone;
+        tombstone = await purgeAndScan(runtime, user);
       },
       'after the look',
     );
@@ -245,10 +230,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, user), 'before the look');
     const writing = settled(snapshot(runtime, user.userId, forgets, 'purged'));
     await Promise.race([look.reached, writing]);
-    await purgeStores(runtime, user);
-    const scan = await scanSession(runtime, user);
-    expect(scan.total).toBe(0);
-    expect(await finishRounds(runtime, user, scan.tombstone)).toBe(1);
+    expect(await forgetToEnd(runtime, user)).toBe(1);
     await snapshot(runtime, user.userId, runtime.forgets, 'anew');
     look.release();
     expect(await writing).toMatchObject({ code: 'forget_in_progress' });
@@ -287,10 +269,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(await settled(WRITERS.memory(withBlobs, key, forgets, 'blob'))).toMatchObject({ code: 'forget_in_progress' });
     // On main's code the blob stayed, named by no row.
     expect(blobs.names()).toEqual([]);
-    await purgeStores(runtime, key);
-    const scan = await scanSession(runtime, key);
-    expect(scan.total).toBe(0);
-    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
   });
 
   it("memory in Blob Storage: its blob and row land after the session forget's blob step and before its store step: the purge deletes the blob with the row", async () => {
@@ -326,10 +305,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     const projecting = projectSession({ ...runtime, embedder, sessions }, key);
     await embedding.reached;
     await beginForget(runtime, key);
-    await purgeStores(runtime, key);
-    const scan = await scanSession(runtime, key);
-    expect(scan.total).toBe(0);
-    expect(await finishRounds(runtime, key, scan.tombstone)).toBe(1);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
     const clientWrites = ['memory', 'restore', 'slot'] as const;
     for (const writer of clientWrites) await WRITERS[writer](runtime, key, runtime.forgets, 'after');
     embedding.release();

@@ -86,9 +86,19 @@ export const scanSession = (runtime: Runtime, key: ForgetScope) => verifyForget(
 export async function finishRounds(runtime: Runtime, key: ForgetScope, tombstone: string | null): Promise<number> {
   for (let round = 1; ; round++) {
     if ((await finishForget(runtime, { ...key, removed: 0, tombstone })).cleared) return round;
-    await purgeStores(runtime, key);
-    const scan = await scanSession(runtime, key);
-    if (scan.total !== 0) throw new Error(`round ${round}: the scan found ${JSON.stringify(scan.residual)}`);
-    tombstone = scan.tombstone;
+    tombstone = await purgeAndScan(runtime, key, round + 1);
   }
+}
+
+/** The forget's store step from here to its end (`purgeStores`, a clean scan, `finishRounds`); the rounds run. */
+export async function forgetToEnd(runtime: Runtime, key: ForgetScope): Promise<number> {
+  return finishRounds(runtime, key, await purgeAndScan(runtime, key));
+}
+
+/** One round's purge and scan, which must find nothing; the tombstone's version the scan was made under. */
+export async function purgeAndScan(runtime: Runtime, key: ForgetScope, round = 1): Promise<string | null> {
+  await purgeStores(runtime, key);
+  const scan = await scanSession(runtime, key);
+  if (scan.total !== 0) throw new Error(`round ${round}: the scan found ${JSON.stringify(scan.residual)}`);
+  return scan.tombstone;
 }
