@@ -213,7 +213,11 @@ function price({ writes, ...request }: CosmosRequest): Call {
     call.distinct = /SELECT DISTINCT/.test(request.query);
     const loaded = request.loaded ?? [];
     call.ru = call.distinct ? { low: QUERY_OVERHEAD_RU, high: queryRu(loaded, undefined).low } : queryRu(loaded, call.ranked);
-  } else call.ru = writes.map((w) => (w.before ? replaceRu(w.before, w.doc, request.container) : createRu(w.doc, request.container))).reduce(add, ZERO);
+  } else {
+    // A batch's reads cost what point reads of their documents would (1 RU for one not found).
+    const reads = (request.batchReads ?? []).map((bytes) => (bytes === 0 ? 1 : readRu(bytes)));
+    call.ru = [...writes.map((w) => (w.before ? replaceRu(w.before, w.doc, request.container) : createRu(w.doc, request.container))), ...reads.map((ru) => ({ low: ru, high: ru }))].reduce(add, ZERO);
+  }
   return call;
 }
 

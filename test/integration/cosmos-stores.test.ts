@@ -55,15 +55,20 @@ function scriptedContainer() {
         const before = hooks.beforeBatch;
         hooks.beforeBatch = undefined;
         before?.();
-        const bodies = operations.map((op) => (op as CreateOperationInput).resourceBody as unknown as EventDoc);
-        const failing = hooks.failWith !== undefined ? 0 : bodies.findIndex((b) => docs.some((d) => d.id === b.id));
-        const status = hooks.failWith ?? 409;
+        // A read fails when its document is missing (404), a create when its id is taken (409).
+        const statusOf = (op: OperationInput) =>
+          op.operationType === 'Read'
+            ? docs.some((d) => d.id === op.id) ? 200 : 404
+            : docs.some((d) => d.id === ((op as CreateOperationInput).resourceBody as unknown as EventDoc).id) ? 409 : 201;
+        const failing = hooks.failWith !== undefined ? 0 : operations.findIndex((op) => statusOf(op) >= 400);
         if (failing >= 0) {
-          const result: OperationResponse[] = bodies.map((_, i) => ({ statusCode: i === failing ? status : 424, requestCharge: 0 }));
+          const status = hooks.failWith ?? statusOf(operations[failing]!);
+          const result: OperationResponse[] = operations.map((_, i) => ({ statusCode: i === failing ? status : 424, requestCharge: 0 }));
           return { code: 207, headers: {}, result };
         }
-        docs.push(...bodies);
-        const result: OperationResponse[] = bodies.map(() => ({ statusCode: 201, requestCharge: 1 }));
+        const creates = operations.filter((op) => op.operationType === 'Create');
+        docs.push(...creates.map((op) => (op as CreateOperationInput).resourceBody as unknown as EventDoc));
+        const result: OperationResponse[] = operations.map((op) => ({ statusCode: op.operationType === 'Read' ? 200 : 201, requestCharge: 1 }));
         return { code: 200, headers: {}, result };
       },
     },
@@ -129,7 +134,8 @@ describe('cosmos event store: transactional batches', () => {
       { seq: 1, turnId: 'a', duplicate: true },
       { seq: 2, turnId: 'b', duplicate: false },
     ]);
-    expect(batches.map((b) => b.operations.length)).toEqual([2, 1]);
+    // The retry writes b alone, after a read of the event before it (a).
+    expect(batches.map((b) => b.operations.length)).toEqual([2, 2]);
     expect(docs.map((d) => [d.seq, d.eventKey])).toEqual([[1, 'a'], [2, 'b']]);
   });
 
@@ -140,6 +146,19 @@ describe('cosmos event store: transactional batches', () => {
     hooks.beforeBatch = () => docs.push(eventDocument(key, 1, turnDraft('x'), at));
 
     expect(await store.append(key, [turnDraft('a')], at)).toEqual([{ seq: 2, turnId: 'a', duplicate: false }]);
+  });
+
+  it('starts the stream at seq 1 when a purge removed it after the append planned its seqs', async () => {
+    const { container, docs, batches, hooks } = scriptedContainer();
+    const store = new CosmosEventStore(container);
+    const key = freshKey();
+    await store.append(key, [turnDraft('a'), turnDraft('b')], at);
+    // A forget purges the stream between the append's read of the last seq and its batch.
+    hooks.beforeBatch = () => docs.splice(0);
+
+    expect(await store.append(key, [turnDraft('c')], at)).toEqual([{ seq: 1, turnId: 'c', duplicate: false }]);
+    expect(batches[1]!.operations[0]).toEqual({ operationType: 'Read', id: eventId(key.sessionId, 2), partitionKey: key.userId });
+    expect(docs.map((d) => [d.seq, d.eventKey])).toEqual([[1, 'c']]);
   });
 
   it('gives up with a conflict error after the configured attempts', async () => {
@@ -166,11 +185,23 @@ describe('cosmos event store: transactional batches', () => {
 });
 
 describe('cosmos stores against the wire fake', () => {
-  /** The events container with a hook that runs once, just before the store's first write (create or batch). */
-  function interceptedEvents(real: Container, beforeWrite: { at: number; run: () => Promise<unknown> }) {
+  /**
+   * The events container with a hook that runs once, just before the store's `at`-th write (create or batch), or with
+   * `reads`, before its `at`-th write or point read (the one-at-a-time path reads the event before its first create).
+   */
+  function interceptedEvents(real: Container, beforeWrite: { at: number; run: () => Promise<unknown>; reads?: boolean }) {
     let writes = 0;
     const gate = async () => {
       if (++writes === beforeWrite.at) await beforeWrite.run();
+    };
+    const item = (...args: Parameters<Container['item']>) => {
+      const target = real.item(...args);
+      return {
+        read: async () => {
+          if (beforeWrite.reads) await gate();
+          return target.read();
+        },
+      };
     };
     const items = {
       query: real.items.query.bind(real.items),
@@ -183,7 +214,7 @@ describe('cosmos stores against the wire fake', () => {
         return real.items.batch(...args);
       },
     };
-    return { items } as unknown as Container;
+    return { items, item } as unknown as Container;
   }
 
   for (const atomicBatches of [false, true]) {
@@ -197,6 +228,23 @@ describe('cosmos stores against the wire fake', () => {
         const withoutSystemProps = Object.fromEntries(Object.entries(resource ?? {}).filter(([k]) => !k.startsWith('_')));
         expect(withoutSystemProps).toEqual(eventDocument(key, 1, turnDraft('a'), at));
         await stores.close();
+      });
+
+      it('an append planned before a purge of the stream and written after it starts the stream at seq 1', async () => {
+        const database = await openFakeDatabase();
+        const events = database.container(COSMOS_CONTAINERS.events.name);
+        const key = freshKey();
+        const other = new CosmosEventStore(events, { atomicBatches });
+        await other.append(key, [turnDraft('a'), turnDraft('b')], at);
+        const purge = async () => {
+          for (const seq of [1, 2]) await events.item(eventId(key.sessionId, seq), key.userId).delete();
+        };
+        const store = new CosmosEventStore(interceptedEvents(events, { at: 1, run: purge, reads: true }), { atomicBatches });
+
+        expect(await store.append(key, [turnDraft('c')], at)).toEqual([{ seq: 1, turnId: 'c', duplicate: false }]);
+        expect((await other.read(key, 0)).map((e) => e.metadata.seq)).toEqual([1]);
+        expect(await other.sessions(key.userId)).toEqual([key]);
+        database.client.dispose();
       });
 
       it('a retry racing the original request gets the original seq back', async () => {

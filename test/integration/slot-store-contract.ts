@@ -47,6 +47,17 @@ export function describeSlotStoreContract(name: string, open: () => Promise<{ st
       expect(await store.head(k)).toEqual(winner);
     });
 
+    it('refuses a version whose predecessor is not in the stream (a forget purged it after the writer read the head)', async () => {
+      const k = key(freshUser(), 'purged');
+      const v1 = written(k, null, 'first');
+      const v2 = decideWrite(v1, k, { value: 'second' }, { ifMatch: 1 }, NOW);
+      expect(await store.append(v2)).toBe(false);
+      expect(await store.head(k)).toBeNull();
+      expect(await store.append(v1)).toBe(true);
+      expect(await store.append(v2)).toBe(true);
+      expect(await store.head(k)).toEqual(v2);
+    });
+
     it('keeps slots apart by partition, scope, owner and name', async () => {
       const user = freshUser();
       const other = freshUser();

@@ -22,6 +22,8 @@ export interface CosmosRequest {
   loaded?: number[];
   /** Each document written, with the one it overwrote when its id was written before. */
   writes: { doc: Record<string, unknown>; before?: Record<string, unknown> }[];
+  /** A batch's read operations: the size of each document read (0: not found). */
+  batchReads?: number[];
 }
 
 export const bytesOf = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value)));
@@ -104,6 +106,11 @@ export class CosmosRequestRecorder {
           status,
           writes,
         };
+        if (op === 'batch') {
+          const results = (response?.result ?? []) as { resourceBody?: unknown }[];
+          const reads = (body as { operationType?: string }[]).flatMap((o, i) => (o.operationType === 'Read' ? [bytesOf(results[i]?.resourceBody)] : []));
+          if (reads.length > 0) request.batchReads = reads;
+        }
         if (spec) {
           const parameters = spec.parameters ?? [];
           const pk = typeof partitionKey === 'string' ? (JSON.parse(partitionKey) as string[])[0] : undefined;

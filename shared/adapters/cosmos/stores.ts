@@ -1,5 +1,5 @@
 import { BulkOperationType, type Container, type Database, type JSONObject, type OperationInput, type SqlParameter } from '@azure/cosmos';
-import { END_KEY, eventDocument, eventKey, MemoryEvent, TurnAppended, type EventDocument, type EventDraft } from '../../contracts/events.js';
+import { END_KEY, eventDocument, eventId, eventKey, MemoryEvent, TurnAppended, type EventDocument, type EventDraft } from '../../contracts/events.js';
 import type { SessionKey } from '../../contracts/ids.js';
 import { InteractionDocument } from '../../contracts/interactions.js';
 import { SessionDocument } from '../../contracts/sessions.js';
@@ -45,9 +45,15 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Full jitter, so writers that collided spread out instead of colliding again. */
 const backoffMs = (attempt: number) => Math.random() * Math.min(500, 10 * 2 ** attempt);
 
-/** The create operations of one append's transactional batch, in seq order. */
+/**
+ * One append's transactional batch: a read of the event before the first (none at seq 1), then the creates in seq
+ * order. The read fails the batch when that event is gone: a forget purged the stream after the append planned its
+ * seqs, so the append plans again from seq 1 instead of starting a stream past it (a session's stream starts at 1).
+ */
 export function eventBatchOperations(docs: readonly EventDocument[]): OperationInput[] {
-  return docs.map((doc) => ({ operationType: BulkOperationType.Create, resourceBody: doc as unknown as JSONObject }));
+  const [first] = docs;
+  const predecessor: OperationInput[] = first && first.seq > 1 ? [{ operationType: BulkOperationType.Read, id: eventId(first.sessionId, first.seq - 1), partitionKey: first.userId }] : [];
+  return [...predecessor, ...docs.map((doc): OperationInput => ({ operationType: BulkOperationType.Create, resourceBody: doc as unknown as JSONObject }))];
 }
 
 interface AppendPlan {
@@ -142,12 +148,17 @@ export class CosmosEventStore implements EventStore {
     if (docs.length === 0) return 0;
     if (this.atomicBatches) {
       // A failed transactional batch does not throw: the failing operation carries its status, the others 424.
-      const response = await this.container.items.batch(eventBatchOperations(docs), userId);
+      const operations = eventBatchOperations(docs);
+      const response = await this.container.items.batch(operations, userId);
       const statuses = (response.result ?? []).map((r) => r.statusCode);
-      if (statuses.length === docs.length && statuses.every((s) => s >= 200 && s < 300)) return docs.length;
+      if (statuses.length === operations.length && statuses.every((s) => s >= 200 && s < 300)) return docs.length;
       if (response.code === 409 || statuses.includes(409)) return 0;
+      if (operations.length > docs.length && statuses[0] === 404) return 0; // the stream was purged: plan again
       throw new Error(`Event batch failed: HTTP ${response.code ?? '?'}, operation statuses ${statuses.join(',')}`);
     }
+    // Not atomic (the wire fake): the same check of the event before, then the creates.
+    const [first] = docs;
+    if (first && first.seq > 1 && !(await this.exists(eventId(first.sessionId, first.seq - 1), userId))) return 0;
     for (const [i, doc] of docs.entries()) {
       try {
         await this.container.items.create(doc);
@@ -157,6 +168,11 @@ export class CosmosEventStore implements EventStore {
       }
     }
     return docs.length;
+  }
+
+  private async exists(id: string, userId: string): Promise<boolean> {
+    const { resource } = await this.container.item(id, userId).read();
+    return resource !== undefined;
   }
 
   async read(key: SessionKey, afterSeq: number, limit = 100_000): Promise<MemoryEvent[]> {

@@ -25,8 +25,11 @@ export class PostgresSlotStore implements SlotStore {
     const key = keyOf(event);
     try {
       const rows = await this.db.query(
+        // Only after the version before (a stream a forget purged after the writer read its head takes nothing).
         `INSERT INTO slot_events (user_id, scope, owner, name, version, session_id, sort_key, event)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING RETURNING 1`,
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8
+         WHERE $5 = 1 OR EXISTS (SELECT 1 FROM slot_events p WHERE p.user_id = $1 AND p.scope = $2 AND p.owner = $3 AND p.name = $4 AND p.version = $5 - 1)
+         ON CONFLICT DO NOTHING RETURNING 1`,
         [key.partition, scope, owner ?? '', name, version, scope === 'session' ? owner : null, slotSortKey(key), JSON.stringify(event)],
       );
       return rows.length > 0;
