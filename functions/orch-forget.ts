@@ -29,8 +29,8 @@ export function* forgetOrchestrator(context: OrchestrationContext): Orchestratio
     const stores = yield* callStep(context, steps.stores, input);
     for (const [store, n] of Object.entries(stores.removed)) removed[store] = (removed[store] ?? 0) + n;
     const scan = yield* callStep(context, steps.verify, { ...input, sessionIds, blobNames: [...blobNames] });
-    // Settled: no write of a writer that read or checked before the previous purge can land any more (it had the
-    // grace, the function timeout, to land, and this round's purge found nothing: what it read was gone already).
+    // Settled: every write decided before the previous purge had the grace (at least the function timeout) to land,
+    // and this round removed nothing, so no write decided since read anything of the scope (README, Forget).
     const settled = graceSeconds === 0 || (waited && blobs.deleted + sum(stores.removed) === 0);
     waited = false;
     if (scan.total === 0 && !settled) {
