@@ -116,6 +116,8 @@ var appSettings = {
   NIGHTLY_PARALLELISM: string(nightlyParallelism)
   // Retention (long-term reflection): Cosmos stamps superseded/merged insights with a per-item ttl of this period.
   RETENTION_SUPERSEDED_INSIGHT_DAYS: string(retentionSupersededInsightDays)
+  // Forget: the tombstone's wait after a clean scan before the last purge round; at least host.json's functionTimeout.
+  FORGET_GRACE_SECONDS: '600'
 
   // Detail memory: offload threshold and artifact limits; large contents in the artifacts blob container, by identity.
   OFFLOAD_THRESHOLD_TOKENS: '500'

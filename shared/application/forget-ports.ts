@@ -10,6 +10,14 @@ export interface ForgetScope {
 export type StoreCounts = Record<string, number>;
 
 /**
+ * How a forget ends (FORGET_GRACE_SECONDS): after a clean scan the tombstone stays `graceSeconds` more, then a last
+ * round purges and scans before it is cleared (see the forget workflow); 0 clears it right after the clean scan.
+ */
+export interface ForgetConfig {
+  graceSeconds: number;
+}
+
+/**
  * Forget (issue 15 item 3) behind one port, implemented by each store adapter (PostgreSQL, Cosmos DB).
  *
  * The tombstone is the record that a forget is in progress for the scope: from the moment `markForgetting` returns,

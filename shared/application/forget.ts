@@ -4,7 +4,7 @@ import { Id, type SessionKey } from '../contracts/ids.js';
 import { ForgetInput, forgetInstanceId, ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js';
 import { forgetInProgress } from '../domain/errors.js';
 import type { DetailMemory } from './artifact-ports.js';
-import type { ForgetScope, ForgetStore, StoreCounts } from './forget-ports.js';
+import type { ForgetConfig, ForgetScope, ForgetStore, StoreCounts } from './forget-ports.js';
 import type { OrchestrationClient } from './operation-ports.js';
 import type { Clock, Deps, EventStore } from './ports.js';
 import { eraseFromInitBlocks } from './project-session.js';
@@ -33,7 +33,8 @@ const scopeOf = (input: ForgetInput): ForgetScope => (input.sessionId === undefi
 
 export const Counts = z.record(z.string(), z.number().int().nonnegative());
 
-export const BeginResult = z.object({ sessionIds: z.array(Id) });
+/** `graceSeconds`: the wait before the last round (0 in a result recorded before there was one, so its replay is unchanged). */
+export const BeginResult = z.object({ sessionIds: z.array(Id), graceSeconds: z.number().int().nonnegative().default(0) });
 export const DurableResult = z.object({ durableInstances: z.number().int().nonnegative() });
 export const BlobsResult = z.object({ blobNames: z.array(z.string()), deleted: z.number().int().nonnegative() });
 export const StoresResult = z.object({ removed: Counts });
@@ -45,12 +46,13 @@ export const FinishResult = z.object({ cleared: z.boolean() });
 
 /**
  * Step 1: records the tombstone (from here on, writes of the scope are refused; see ForgetStore) and lists the
- * scope's sessions, whose session-end histories the next step purges.
+ * scope's sessions, whose session-end histories the next step purges. The grace setting goes into the history with
+ * them, so the orchestrator reads it deterministically.
  */
-export async function beginForget(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof BeginResult>> {
+export async function beginForget(deps: ForgetDeps & { forget: ForgetConfig }, input: ForgetInput): Promise<z.infer<typeof BeginResult>> {
   const scope = scopeOf(input);
   await deps.forgets.markForgetting(scope, forgetInstanceId(input.userId, input.sessionId), deps.clock.now());
-  return { sessionIds: await deps.forgets.sessions(scope) };
+  return { sessionIds: await deps.forgets.sessions(scope), graceSeconds: deps.forget.graceSeconds };
 }
 
 /** The durable instances whose histories carry the scope's text: session end (its summary and key topics). */

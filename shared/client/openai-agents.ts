@@ -59,11 +59,15 @@ export class MemoryServiceSession implements Session {
     throw new MemoryServiceError({ code: 'method_not_allowed', status: 405, detail: 'The memory service keeps every turn as an event: an item cannot be popped (clearSession forgets the session)' });
   }
 
-  /** Forgets the session and everything derived from it, and waits for the purge to finish. */
+  /**
+   * Forgets the session and everything derived from it, and waits for the purge to finish: a forget completes its
+   * grace (the service's FORGET_GRACE_SECONDS, 10 minutes by default) after its purge at the earliest, so this polls
+   * every 2 s for up to 30 minutes.
+   */
   async clearSession(): Promise<void> {
     const { client, userId, sessionId } = this.#options;
     const { operationId } = await client.forgetSession(userId, sessionId);
-    const done = await client.waitForOperation(operationId);
+    const done = await client.waitForOperation(operationId, { intervalMs: 2_000, maxPolls: 900 });
     if (done.status === 'failed') throw new MemoryServiceError({ code: 'internal', status: 500, detail: `Forgetting session ${sessionId} failed: ${done.error ?? 'unknown error'}` });
     this.#ahead = [];
   }

@@ -12,7 +12,7 @@ import { projectionParallelism, settings as readSettings, type Settings } from '
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
 import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
 import { retentionPolicy, type RetentionPolicy } from '../domain/retention.js';
-import type { ForgetStore } from '../application/forget-ports.js';
+import type { ForgetConfig, ForgetStore } from '../application/forget-ports.js';
 import { PostgresForgetStore } from '../adapters/postgres/forget.js';
 import type { ApiKeyStore } from '../application/auth.js';
 import { PostgresApiKeyStore } from '../adapters/postgres/api-keys.js';
@@ -41,6 +41,8 @@ export interface Runtime extends Deps {
   retention: RetentionPolicy;
   /** Forget: tombstones, purge and the verification scan of the store in use. */
   forgets: ForgetStore;
+  /** Forget: the wait before the last purge round (FORGET_GRACE_SECONDS). */
+  forget: ForgetConfig;
   /** API keys (hashes) and the authenticator of AUTH_MODE that every HTTP route and the /mcp endpoint use. */
   apiKeys: ApiKeyStore;
   auth: Authenticator;
@@ -203,6 +205,7 @@ export async function createRuntime(s: Settings = readSettings()): Promise<Runti
       minSessionsForAggregation: s.MIN_SESSIONS_FOR_AGGREGATION,
     },
     retention: retentionPolicy(s.RETENTION_SUPERSEDED_INSIGHT_DAYS),
+    forget: { graceSeconds: s.FORGET_GRACE_SECONDS },
     projection: { sliceEvents: s.PROJECTION_SLICE_EVENTS, parallelism: projectionParallelism(s), budgetMs: s.PROJECTION_BUDGET_MS },
     apiKeys: stores.apiKeys,
     auth: createAuthenticator(s, stores.apiKeys),

@@ -151,6 +151,12 @@ export const Settings = z.object({
   NIGHTLY_PARALLELISM: int(4, 1, 64),
   /** Days a superseded or merged insight is kept for audit before retention deletes it; 0 = keep for good. */
   RETENTION_SUPERSEDED_INSIGHT_DAYS: int(30, 0, 3650),
+  /**
+   * Forget: how long the tombstone stays after a clean scan before the last purge round and its clear, so a write that
+   * raced the forget and whose writer died before its check lands first (README, Forget). At least the function
+   * timeout (host.json `functionTimeout`, 10 minutes); 0 = no wait.
+   */
+  FORGET_GRACE_SECONDS: int(600, 0, 86_400),
 });
 export type Settings = z.infer<typeof Settings>;
 

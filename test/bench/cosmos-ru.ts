@@ -33,6 +33,7 @@ import { LocalChatModel } from '../../shared/adapters/local-models/local-chat.js
 import { inProcessPeriods } from '../../shared/adapters/local-models/periods.js';
 import { UsageMeter } from '../../shared/application/metering.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
+import { beginForget, finishForget, purgeBlobs, purgeStores, verifyForget } from '../../shared/application/forget.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import { sessionsToServeAtOnce } from '../../shared/application/projection-scheduler.js';
 import { getContext } from '../../shared/application/get-context.js';
@@ -363,10 +364,34 @@ async function main() {
     },
   ];
 
+  rows.push(...(await forgetRounds(runtime, record, { userId, sessionId: 'p1' })));
   const atOnce = await atOnceCheck(runtime, database, record);
   await close();
   report(rows, writtenSizes(recorder));
   console.log(atOnce);
+}
+
+/**
+ * A session forget's store rounds (blobs, store purge, verification scan), priced: the first, which purges an ended
+ * session, and the round after the grace (FORGET_GRACE_SECONDS), which finds nothing: what the wait adds per forget.
+ */
+async function forgetRounds(runtime: Runtime, record: (fn: () => Promise<unknown>) => Promise<Call[]>, key: Required<SessionKey>): Promise<Row[]> {
+  // No session-end histories here: the durable client's status calls are not Cosmos DB requests.
+  const deps = { ...runtime, orchestrations: { start: async () => ({ instanceId: '', started: false }), status: async () => null, purge: async () => 0 }, forget: { graceSeconds: 600 } };
+  await beginForget(deps, key);
+  const round = () =>
+    record(async () => {
+      await purgeBlobs(deps, key);
+      await purgeStores(deps, key);
+      await verifyForget(deps, { ...key, sessionIds: [key.sessionId], blobNames: [] });
+    });
+  const first = await round();
+  const afterGrace = await round();
+  await finishForget(deps, { ...key, removed: 0, tombstone: null });
+  return [
+    { operation: 'Forget of an ended session: its first round (blobs, store purge, scan)', calls: first },
+    { operation: 'Forget: the round after the grace, which finds nothing', calls: afterGrace },
+  ];
 }
 
 /**

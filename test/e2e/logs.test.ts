@@ -33,7 +33,7 @@ beforeAll(async () => {
   process.env.PUMP_INTERVAL_MS = '20';
   process.env.LOG_LEVEL = 'trace'; // read when the local host's invocation module loads: import it after
   const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
-  host = await startLocalHost({ port: 0, timers: false });
+  host = await startLocalHost({ port: 0, timers: false, durable: { delayScale: 0 } }); // the forget's grace fires at once
 });
 afterAll(async () => {
   await host?.stop();

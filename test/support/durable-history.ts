@@ -13,6 +13,7 @@ export interface Action {
   input?: unknown;
   instanceId?: string;
   retryOptions?: { firstRetryIntervalInMilliseconds: number; maxNumberOfAttempts: number };
+  fireAt?: string | Date;
 }
 
 /**
@@ -62,6 +63,15 @@ export class History {
     return this;
   }
 
+  /** A durable timer (`createTimer`) created and fired at `fireAt`, in a new episode at that time. */
+  timer(fireAt: string): this {
+    const id = this.next++;
+    this.events.push({ EventType: 10, EventId: id, FireAt: fireAt, IsPlayed: false, Timestamp: this.at });
+    this.started(fireAt);
+    this.events.push({ EventType: 11, EventId: -1, TimerId: id, FireAt: fireAt, IsPlayed: false, Timestamp: fireAt });
+    return this;
+  }
+
   subCreated(name: string, instanceId: string): number {
     const id = this.next++;
     this.events.push({ EventType: 7, EventId: id, Name: name, InstanceId: instanceId, IsPlayed: false, Timestamp: this.at });
@@ -73,9 +83,9 @@ export class History {
     return this;
   }
 
-  /** Scheduled and completed in one step (a sequential activity call). */
-  call(name: string, result: unknown): this {
-    return this.started().completed(this.scheduled(name), result);
+  /** Scheduled and completed in one step (a sequential activity call), optionally in an episode at a later time. */
+  call(name: string, result: unknown, at?: string): this {
+    return this.started(at).completed(this.scheduled(name), result);
   }
 }
 

@@ -20,14 +20,19 @@ import {
   type ForgetDurableDeps,
   type PurgeDeps,
 } from '../forget.js';
+import type { ForgetConfig } from '../forget-ports.js';
 import { MODEL_RETRY, step, workflow } from './workflow.js';
 
-/** Purge rounds before the operation fails with what is left (a write that raced the purge is caught by the next round). */
+/**
+ * Purge rounds before the operation fails with what is left (a write that raced the purge is caught by the next
+ * round); twice as many with a grace, where a race may also cost the round after a wait.
+ */
 export const FORGET_MAX_ROUNDS = 3;
 
 /**
- * The purge report, the forget operation's output: items removed per store (summed over the rounds), and the final
- * scan's count per store, all zero (an operation whose scan finds anything fails instead). Ids and counts only.
+ * The purge report, the forget operation's output: items removed per store (summed over the rounds), the final
+ * scan's count per store, all zero (an operation whose scan finds anything fails instead), the rounds run and the
+ * grace waited before the last (`graceSeconds`, 0: none). Ids and counts only.
  */
 export const ForgetOutput = ForgetInput.extend({
   sessions: z.number().int().nonnegative(),
@@ -35,6 +40,7 @@ export const ForgetOutput = ForgetInput.extend({
   residual: Counts,
   verified: z.literal(true),
   rounds: z.number().int().min(1),
+  graceSeconds: z.number().int().nonnegative(),
   requestedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime(),
 });
@@ -42,7 +48,8 @@ export type ForgetOutput = z.infer<typeof ForgetOutput>;
 
 /**
  * Forget a user or one session (functions/orch-forget.ts): tombstone → durable histories → blobs → store items →
- * verification scan (repeated with the purge until it finds nothing, at most FORGET_MAX_ROUNDS) → tombstone cleared.
+ * verification scan (repeated with the purge until it finds nothing) → with a grace, a wait and the rounds after it
+ * until one purges nothing → tombstone cleared.
  * Every step is idempotent, so re-running a failed or crashed operation finishes it.
  */
 export const forget = workflow({
@@ -50,8 +57,8 @@ export const forget = workflow({
   input: ForgetInput,
   output: ForgetOutput,
   steps: {
-    /** Step 1: the tombstone (writes of the scope are refused from here on) and the scope's session ids. */
-    begin: step({ name: 'activity-forget-begin', input: ForgetInput, output: BeginResult, retry: MODEL_RETRY, run: (deps: ForgetDeps, input) => beginForget(deps, input) }),
+    /** Step 1: the tombstone (writes of the scope are refused from here on), the scope's session ids and the grace. */
+    begin: step({ name: 'activity-forget-begin', input: ForgetInput, output: BeginResult, retry: MODEL_RETRY, run: (deps: ForgetDeps & { forget: ForgetConfig }, input) => beginForget(deps, input) }),
     /** Step 2: session-end instance histories (they carry the session's summary and key topics). */
     durable: step({
       name: 'activity-forget-durable',

@@ -167,9 +167,11 @@ describe.each(BACKENDS)('forget: $name', ({ open }) => {
     expect(await forgetUser('alice')).toBe(operationId); // a repeat while it runs is the same operation
     await completed(operationId);
     const op = json(await operationHandler(request('GET', `v1/operations/${operationId}`, { params: { operationId } }), context('x')));
-    const report = op.output as { removed: Record<string, number>; residual: Record<string, number>; verified: boolean; sessions: number };
+    const report = op.output as { removed: Record<string, number>; residual: Record<string, number>; verified: boolean; sessions: number; rounds: number; graceSeconds: number };
     expect(report.verified).toBe(true);
     expect(report.sessions).toBe(3);
+    // The grace (FORGET_GRACE_SECONDS' default; the runner's delayScale 0 fires its timer at once), then a round that purges nothing.
+    expect(report).toMatchObject({ rounds: 2, graceSeconds: 600 });
     expect(report.residual).toEqual(zeroes(report.residual));
     expect(Object.keys(report.residual)).toEqual(expect.arrayContaining(['blobs', 'durableInstances', 'events', 'sessions', 'interactions', 'insights', 'artifacts']));
     expect(report.removed.blobs).toBe(2);
