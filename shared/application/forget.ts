@@ -54,7 +54,7 @@ export const DEAD_PROJECTOR_MS = 15 * 60_000;
  * Step 1: records the forget's own tombstone (from here on, writes of the scope are refused; see ForgetStore) and lists
  * the scope's sessions, whose session-end histories the next step purges. A tombstone of an overtaken projector found
  * there is not taken for the forget's: the projector clears its own when its purge is done, while the forget's stays
- * until the forget's clean scan. A dead projector's (`DEAD_PROJECTOR_MS`) the forget of the session clears.
+ * until the forget's clean scan. A session's forget clears a dead projector's (`DEAD_PROJECTOR_MS`).
  */
 export async function beginForget(deps: ForgetDeps, input: ForgetInput): Promise<z.infer<typeof BeginResult>> {
   const scope = scopeOf(input);

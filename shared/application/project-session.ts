@@ -410,9 +410,9 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
   const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
   if (held && sameEvent(held, origin)) return false;
   const scope = { userId: key.userId, sessionId: key.sessionId };
-  // A forget in progress purges what was written (enlisted); else this projector records a tombstone of its own (the
-  // projectors', never a forget's). One that a forget or another projector recorded in between is enlisted with on the
-  // next look.
+  // A forget in progress purges what was written (enlisted); else this projector records the projectors' tombstone (one
+  // another projector recorded in between is enlisted with on the next look). A forget's recorded in between is
+  // another tombstone, never cleared here.
   for (let attempt = 1; ; attempt++) {
     if (await forgets.enlist(key)) return true;
     if (await forgets.markForgetting(scope, 'projector', deps.clock.now())) break;
