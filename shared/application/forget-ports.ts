@@ -20,10 +20,10 @@ export interface ForgetConfig {
 /**
  * Forget (issue 15 item 3) behind one port, implemented by each store adapter (PostgreSQL, Cosmos DB).
  *
- * The tombstone is the record that a forget is in progress for the scope: from the moment `markForgetting` returns,
- * the store refuses new writes for the scope (PostgreSQL: a trigger on every user table, under a per-user lock), or the
- * writers refuse them when they find the tombstone (Cosmos DB: checked before the write, enlisted with after it). It is deleted
- * by `clearForgetting` once the scan found nothing left.
+ * The tombstone is the record that a forget is in progress for the scope, one per owner (`TombstoneOwner`): from the
+ * moment `markForgetting` returns, the store refuses new writes for the scope (PostgreSQL: a trigger on every user
+ * table, under a per-user lock), or the writers refuse them when they find a tombstone (Cosmos DB: checked before the
+ * write, enlisted with after it). Its owner deletes it by `clearForgetting` once the scan found nothing left.
  */
 export interface ForgetStore {
   /**
@@ -32,11 +32,11 @@ export interface ForgetStore {
    */
   readonly refusesWritesItself: boolean;
   /**
-   * Records the tombstone (idempotent); when it returns, no write that started before it is still in flight
-   * (PostgreSQL). True when this call recorded it; false when it was there already (an earlier run of the same forget,
-   * or another forget of the scope: only the one that recorded it may clear it without a version).
+   * Records the owner's tombstone of the scope (idempotent); when it returns, no write that started before it is still in
+   * flight (PostgreSQL). True when this call recorded it; false when the owner's was there already (an earlier run of the
+   * same forget, or another overtaken projector of the session).
    */
-  markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean>;
+  markForgetting(scope: ForgetScope, owner: TombstoneOwner, at: Date): Promise<boolean>;
   /** True when a forget of the session's user, or of this session, is in progress. */
   forgetting(key: SessionKey): Promise<boolean>;
   /**
@@ -78,14 +78,23 @@ export interface ForgetStore {
    * other sessions' `SessionInitFixed` events and session documents whose init block still names it.
    */
   scan(scope: ForgetScope): Promise<StoreCounts>;
-  /** The tombstone's version (Cosmos DB: its ETag; PostgreSQL: its row version), null when there is none. */
-  tombstoneVersion(scope: ForgetScope): Promise<string | null>;
+  /** The owner's tombstone's version (Cosmos DB: its ETag; PostgreSQL: its row version), null when there is none. */
+  tombstoneVersion(scope: ForgetScope, owner: TombstoneOwner): Promise<string | null>;
   /**
-   * Deletes the tombstone (idempotent): with `version`, only while it still has that version, the one read before the
-   * last scan. False when a writer enlisted since (`enlist`): the tombstone stays, and the forget purges and scans again.
+   * Deletes the owner's tombstone (idempotent): with `version`, only while it still has that version, the one read before
+   * the last scan. False when a writer enlisted since (`enlist`): the tombstone stays, and the forget purges and scans again.
    */
-  clearForgetting(scope: ForgetScope, version?: string): Promise<boolean>;
+  clearForgetting(scope: ForgetScope, owner: TombstoneOwner, version?: string): Promise<boolean>;
+  /** Deletes the owner's tombstone if it was recorded before `recordedBefore` (its owner died holding it; see `beginForget`). */
+  clearStale(scope: ForgetScope, owner: TombstoneOwner, recordedBefore: Date): Promise<void>;
 }
+
+/**
+ * Who recorded a tombstone, and alone clears it: the scope's forget operation, or the session's overtaken projectors
+ * forgetting what they wrote themselves (`forgetIfOvertaken`). A scope may have both at once; writers are refused (and
+ * enlist) under each.
+ */
+export type TombstoneOwner = 'forget' | 'projector';
 
 /** A process-local copy of a user's rows (PGlite's in-process search snapshots). */
 export interface SearchCache {

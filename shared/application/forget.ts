@@ -45,13 +45,24 @@ export const FinishInput = ForgetInput.extend({ removed: z.number().int().nonneg
 export const FinishResult = z.object({ cleared: z.boolean() });
 
 /**
- * Step 1: records the tombstone (from here on, writes of the scope are refused; see ForgetStore) and lists the
- * scope's sessions, whose session-end histories the next step purges. The grace setting goes into the history with
- * them, so the orchestrator reads it deterministically.
+ * An overtaken projector holds its tombstone for one purge of the session (see `forgetIfOvertaken`), and no invocation
+ * outlives host.json's `functionTimeout` (10 minutes): one recorded longer ago than this was left by a projector that
+ * died holding it, and would refuse the session's writes for good.
+ */
+export const DEAD_PROJECTOR_MS = 15 * 60_000;
+
+/**
+ * Step 1: records the forget's own tombstone (from here on, writes of the scope are refused; see ForgetStore) and lists
+ * the scope's sessions, whose session-end histories the next step purges. A tombstone of an overtaken projector found
+ * there is not taken for the forget's: the projector clears its own when its purge is done, while the forget's stays
+ * until the forget's clean scan. A session's forget clears a dead projector's (`DEAD_PROJECTOR_MS`). The grace setting
+ * goes into the history with the sessions, so the orchestrator reads it deterministically.
  */
 export async function beginForget(deps: ForgetDeps & { forget: ForgetConfig }, input: ForgetInput): Promise<z.infer<typeof BeginResult>> {
   const scope = scopeOf(input);
-  await deps.forgets.markForgetting(scope, forgetInstanceId(input.userId, input.sessionId), deps.clock.now());
+  const now = deps.clock.now();
+  await deps.forgets.markForgetting(scope, 'forget', now);
+  if (scope.sessionId !== undefined) await deps.forgets.clearStale(scope, 'projector', new Date(now.getTime() - DEAD_PROJECTOR_MS));
   return { sessionIds: await deps.forgets.sessions(scope), graceSeconds: deps.forget.graceSeconds };
 }
 
@@ -107,7 +118,7 @@ export async function purgeStores(deps: PurgeDeps, input: ForgetInput): Promise<
  */
 export async function verifyForget(deps: ForgetDurableDeps, input: z.infer<typeof VerifyInput>): Promise<z.infer<typeof VerifyResult>> {
   const scope = scopeOf(input);
-  const tombstone = await deps.forgets.tombstoneVersion(scope);
+  const tombstone = await deps.forgets.tombstoneVersion(scope, 'forget');
   const residual: StoreCounts = { ...(await deps.forgets.scan(scope)) };
   const blobs = deps.detail.blobs;
   residual.blobs = blobs ? (await blobs.existing(scope.sessionId === undefined ? { prefix: `${scope.userId}/` } : { names: input.blobNames })).length : 0;
@@ -126,7 +137,7 @@ export async function verifyForget(deps: ForgetDurableDeps, input: z.infer<typeo
  * enlist with purges what it wrote itself (see `forgetIfOvertaken`).
  */
 export async function finishForget(deps: ForgetDeps, input: z.input<typeof FinishInput>): Promise<z.infer<typeof FinishResult>> {
-  return { cleared: await deps.forgets.clearForgetting(scopeOf(input), input.tombstone ?? undefined) };
+  return { cleared: await deps.forgets.clearForgetting(scopeOf(input), 'forget', input.tombstone ?? undefined) };
 }
 
 /**

@@ -1,7 +1,6 @@
 import { isTurn, MemoryEvent, SCHEMA_VERSION, type EventDraft, type InteractionSummarised, type SessionSummarised, type TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
-import { forgetInstanceId } from '../contracts/operations.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId, type TurnWindow } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
@@ -411,18 +410,19 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
   const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
   if (held && sameEvent(held, origin)) return false;
   const scope = { userId: key.userId, sessionId: key.sessionId };
-  // A forget in progress purges what was written (enlisted); else this projector records a tombstone of its own. One
-  // that a forget recorded in between is the forget's: enlisted with on the next look, never cleared here.
+  // A forget in progress purges what was written (enlisted); else this projector records the projectors' tombstone (one
+  // another projector recorded in between is enlisted with on the next look). A forget's recorded in between is
+  // another tombstone, never cleared here.
   for (let attempt = 1; ; attempt++) {
     if (await forgets.enlist(key)) return true;
-    if (await forgets.markForgetting(scope, forgetInstanceId(key.userId, key.sessionId), deps.clock.now())) break;
+    if (await forgets.markForgetting(scope, 'projector', deps.clock.now())) break;
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being forgotten concurrently`);
   }
   let cleared = false;
   try {
     // Cleared as purged: another projector that enlisted with this tombstone since may have written after the purge.
     while (!cleared) {
-      const version = await forgets.tombstoneVersion(scope);
+      const version = await forgets.tombstoneVersion(scope, 'projector');
       const stream = await deps.events.read(key, 0);
       if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
         // Not a client's memories and slots of the session: written after the forget, they are acknowledged.
@@ -430,11 +430,11 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
         // The summary this projector wrote may have been cited meanwhile by another session's init block.
         await eraseFromInitBlocks({ ...deps, forgets }, scope);
       }
-      cleared = await forgets.clearForgetting(scope, version ?? undefined);
+      cleared = await forgets.clearForgetting(scope, 'projector', version ?? undefined);
     }
   } finally {
     // A failure midway: the session's writes are not refused for good (a DELETE removes what is left).
-    if (!cleared) await forgets.clearForgetting(scope);
+    if (!cleared) await forgets.clearForgetting(scope, 'projector');
   }
   return true;
 }

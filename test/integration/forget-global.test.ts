@@ -47,11 +47,11 @@ describe.each(backends)('forgetting a user and global memory: %s', (_name, open)
       for (const record of [...mine, global]) await artifacts.putIfAbsent(record);
 
       expect(await forgets.blobNames({ userId: user })).toEqual([`${user}/p/h`]);
-      await forgets.markForgetting({ userId: user }, 'forget-user:forgotten', NOW);
+      await forgets.markForgetting({ userId: user }, 'forget', NOW);
       await forgets.purge({ userId: user });
       for (const record of mine) expect(await artifacts.get(user, record.key, NOW), record.key).toBeNull();
       expect(Object.values(await forgets.scan({ userId: user })).reduce((a, b) => a + b, 0)).toBe(0);
-      await forgets.clearForgetting({ userId: user });
+      await forgets.clearForgetting({ userId: user }, 'forget');
 
       expect(await artifacts.get(GLOBAL_OWNER, 'style', NOW)).toEqual(global);
       expect((await artifacts.list({ userId: 'someone-else' }, {}, 10, NOW)).items.map((r) => r.key)).toEqual(['style']);

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORGET_IN_PROGRESS } from '../../shared/adapters/postgres/forget.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
-import { beginForget, purgeStores } from '../../shared/application/forget.js';
+import { beginForget, DEAD_PROJECTOR_MS, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { finishRounds, heldProjector, raceBackends, scanSession, total } from '../support/forget-race.js';
+import { finishRounds, forgetToEnd, gate, heldProjector, raceBackends, scanSession, total } from '../support/forget-race.js';
 import { newSession } from '../../shared/domain/session.js';
 
 const cosmos = useCosmosFake();
@@ -76,7 +76,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     expect((await runtime.events.read(key, 0)).map((e) => e.type)).toContain('TurnAppended');
   });
 
-  it("a forget that records its tombstone between the projector's look and its own tombstone is enlisted with, and its tombstone is never cleared by the projector", async () => {
+  it("a forget that records its tombstone between the projector's look and its own tombstone keeps it: the projector clears only its own", async () => {
     const key = { userId: 'u-scan-race-second', sessionId: 'gone' };
     let looks = 0;
     const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
@@ -91,9 +91,11 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     const { projecting, written } = await writeAfterTheScan(key, { forgets, beforeWrite: async (tombstone) => expect(await finish(key, tombstone)).toBe(1) });
     written.release();
     expect(await projecting).toBeNull();
-    // The second forget's tombstone stays until it has purged and scanned.
+    // The projector recorded its own tombstone beside the second forget's and cleared it; the forget's stays until it
+    // has purged and scanned.
+    expect(looks).toBe(1);
+    expect(await runtime.forgets.tombstoneVersion(key, 'projector')).toBeNull();
     expect(await runtime.forgets.forgetting(key)).toBe(true);
-    expect(looks).toBe(2);
     await purgeStores(runtime, key);
     const second = await scanSession(runtime, key);
     expect(second.total).toBe(0);
@@ -123,5 +125,52 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     expect(total(await runtime.forgets.scan(key))).toBe(0);
     expect(purges).toBe(runtime.forgets.refusesWritesItself ? 1 : 2);
     expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+
+  it("a DELETE of the session that begins while the projector holds its own tombstone keeps its own: an append after the projector cleared it is refused, not acknowledged and then purged", async () => {
+    const key = { userId: 'u-scan-race-delete', sessionId: 'gone' };
+    const ownTombstone = gate();
+    const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+        const recorded = await runtime.forgets.markForgetting(...args);
+        if (recorded) await ownTombstone.hold();
+        return recorded;
+      },
+    });
+    // The first forget runs to its end before the projector writes, so the projector records a tombstone of its own.
+    const { projecting, written } = await writeAfterTheScan(key, { forgets, beforeWrite: async (tombstone) => expect(await finish(key, tombstone)).toBe(1) });
+    written.release();
+    await ownTombstone.reached;
+    // A DELETE of the session begins; then the projector purges what it wrote and clears its tombstone.
+    await beginForget(runtime, key);
+    ownTombstone.release();
+    expect(await projecting).toBeNull();
+    const outcome = await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'ACKNOWLEDGED', turnId: 't-acknowledged' }] }).then(
+      () => 'accepted',
+      (error: { code?: string }) => error.code,
+    );
+    await forgetToEnd(runtime, key);
+    const kept = (await runtime.events.read(key, 0)).some((e) => e.type === 'TurnAppended' && e.data.turnId === 't-acknowledged');
+    // Never acknowledged and then purged: the DELETE's own tombstone refuses the append until its clean scan.
+    expect({ outcome, kept }).not.toEqual({ outcome: 'accepted', kept: false });
+    expect(outcome).toBe('forget_in_progress');
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+    expect(await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'ACKNOWLEDGED', turnId: 't-acknowledged' }] })).toEqual({ accepted: [{ turnId: 't-acknowledged', seq: 1 }] });
+  });
+
+  it("a projector's tombstone older than any invocation (one that died holding it) is cleared by the session's DELETE; a live one's is left to its projector", async () => {
+    const key = { userId: 'u-scan-race-dead', sessionId: 'gone' };
+    const now = runtime.clock.now().getTime();
+    await runtime.forgets.markForgetting(key, 'projector', new Date(now - DEAD_PROJECTOR_MS - 1000));
+    await beginForget(runtime, key);
+    await forgetToEnd(runtime, key);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+    await runtime.forgets.markForgetting(key, 'projector', new Date(now - DEAD_PROJECTOR_MS + 60_000));
+    await beginForget(runtime, key);
+    await forgetToEnd(runtime, key);
+    expect(await runtime.forgets.tombstoneVersion(key, 'forget')).toBeNull();
+    expect(await runtime.forgets.forgetting(key)).toBe(true);
+    await runtime.forgets.clearForgetting(key, 'projector');
   });
 });

@@ -72,22 +72,22 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       expect(await b.forgets.sessions({ userId: user })).toEqual(['s1', 's2']);
       expect(await b.forgets.blobNames({ userId: user })).toEqual([`${user}/s1-blob/h`, `${user}/s2-blob/h`]);
 
-      expect(await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at)).toBe(true);
-      expect(await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at)).toBe(false); // a repeat is harmless
+      expect(await b.forgets.markForgetting({ userId: user }, 'forget', at)).toBe(true);
+      expect(await b.forgets.markForgetting({ userId: user }, 'forget', at)).toBe(false); // a repeat is harmless
       const removed = await b.forgets.purge({ userId: user });
       expect(total(removed)).toBeGreaterThanOrEqual(total(before));
       expect(total(await b.forgets.scan({ userId: user }))).toBe(0);
       expect(total(await b.forgets.purge({ userId: user }))).toBe(0);
       expect(await b.forgets.scan({ userId: other })).toEqual(before);
-      await b.forgets.clearForgetting({ userId: user });
-      await b.forgets.clearForgetting({ userId: user });
+      await b.forgets.clearForgetting({ userId: user }, 'forget');
+      await b.forgets.clearForgetting({ userId: user }, 'forget');
     });
 
     it('a session: its events, document, artifacts, its insights and the aggregate built from it, and the profile made from them; not the other session', async () => {
       const user = freshUser();
       await seed(user);
       expect(await b.forgets.blobNames({ userId: user, sessionId: 's1' })).toEqual([`${user}/s1-blob/h`]);
-      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget-session:x', at);
+      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget', at);
       await b.forgets.purge({ userId: user, sessionId: 's1' });
       expect(total(await b.forgets.scan({ userId: user, sessionId: 's1' }))).toBe(0);
       expect(await b.stores.events.read({ userId: user, sessionId: 's1' }, 0)).toEqual([]);
@@ -96,7 +96,7 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       expect(await b.stores.insights.getProfile(user)).toBeNull();
       expect(await b.artifacts.get(user, 's2-inline', at)).not.toBeNull();
       expect(await b.artifacts.get(user, 's1-inline', at)).toBeNull();
-      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
+      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' }, 'forget');
     });
 
     it("a session's summary in other sessions' init blocks: counted by the scan, erased from their events, gone from their documents once refolded", async () => {
@@ -115,7 +115,7 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       expect(await b.forgets.scan({ userId: user, sessionId: 's1' })).toMatchObject({ initEvents: 1, initDocuments: 1 });
       expect(await b.forgets.scan({ userId: user, sessionId: 's2' })).toMatchObject({ initEvents: 0, initDocuments: 0 });
 
-      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget-session:x', at);
+      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget', at);
       await b.forgets.purge({ userId: user, sessionId: 's1' });
       expect(await b.forgets.redactInit({ userId: user, sessionId: 's1' })).toEqual({ events: 1, sessionIds: ['s3'] });
       const events = await b.stores.events.read(later, 0);
@@ -129,42 +129,67 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       expect(await text()).not.toContain(summary);
       expect(total(await b.forgets.scan({ userId: user, sessionId: 's1' }))).toBe(0);
       expect(await b.forgets.redactInit({ userId: user, sessionId: 's1' })).toEqual({ events: 0, sessionIds: [] });
-      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
+      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' }, 'forget');
     });
 
     it('the tombstone covers the user (every session) or one session, and goes with clearForgetting', async () => {
       const user = freshUser();
-      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'op', at);
+      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget', at);
       expect(await b.forgets.forgetting({ userId: user, sessionId: 's1' })).toBe(true);
       expect(await b.forgets.forgetting({ userId: user, sessionId: 's2' })).toBe(false);
-      await b.forgets.markForgetting({ userId: user }, 'op', at);
+      await b.forgets.markForgetting({ userId: user }, 'forget', at);
       expect(await b.forgets.forgetting({ userId: user, sessionId: 's2' })).toBe(true);
       expect(await b.forgets.forgetting({ userId: freshUser(), sessionId: 's2' })).toBe(false);
-      await b.forgets.clearForgetting({ userId: user });
-      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' });
+      await b.forgets.clearForgetting({ userId: user }, 'forget');
+      await b.forgets.clearForgetting({ userId: user, sessionId: 's1' }, 'forget');
       expect(await b.forgets.forgetting({ userId: user, sessionId: 's1' })).toBe(false);
+    });
+
+    it("a session's tombstones are one per owner (a forget's, the overtaken projectors'): writes are refused under each, and each owner clears only its own", async () => {
+      const user = freshUser();
+      const key = { userId: user, sessionId: 's1' };
+      expect(await b.forgets.markForgetting(key, 'projector', at)).toBe(true);
+      expect(await b.forgets.markForgetting(key, 'forget', at)).toBe(true);
+      expect(await b.forgets.markForgetting(key, 'projector', at)).toBe(false);
+      const forget = await b.forgets.tombstoneVersion(key, 'forget');
+      expect(await b.forgets.clearForgetting(key, 'projector', (await b.forgets.tombstoneVersion(key, 'projector'))!)).toBe(true);
+      expect(await b.forgets.forgetting(key)).toBe(true);
+      expect(await b.forgets.enlist(key)).toBe(true);
+      // PostgreSQL refuses the writes themselves: enlisting changes nothing there.
+      expect((await b.forgets.tombstoneVersion(key, 'forget')) === forget).toBe(b.forgets.refusesWritesItself);
+      await b.forgets.clearForgetting(key, 'forget');
+      expect(await b.forgets.forgetting(key)).toBe(false);
+    });
+
+    it('clearStale deletes an owner\'s tombstone only when it was recorded before the time given', async () => {
+      const key = { userId: freshUser(), sessionId: 's1' };
+      await b.forgets.markForgetting(key, 'projector', at);
+      await b.forgets.clearStale(key, 'projector', at);
+      expect(await b.forgets.forgetting(key)).toBe(true);
+      await b.forgets.clearStale(key, 'projector', new Date(at.getTime() + 1));
+      expect(await b.forgets.forgetting(key)).toBe(false);
     });
 
     it('a tombstone is cleared only with the version read before the scan; a writer that enlists since changes it where writes are not refused', async () => {
       const user = freshUser();
       const key = { userId: user, sessionId: 's1' };
       expect(await b.forgets.enlist(key)).toBe(false);
-      expect(await b.forgets.tombstoneVersion({ userId: user })).toBeNull();
-      await b.forgets.markForgetting({ userId: user }, 'op', at);
-      const scanned = (await b.forgets.tombstoneVersion({ userId: user }))!;
+      expect(await b.forgets.tombstoneVersion({ userId: user }, 'forget')).toBeNull();
+      await b.forgets.markForgetting({ userId: user }, 'forget', at);
+      const scanned = (await b.forgets.tombstoneVersion({ userId: user }, 'forget'))!;
       expect(scanned).toEqual(expect.any(String));
       expect(await b.forgets.enlist(key)).toBe(true);
-      const now = (await b.forgets.tombstoneVersion({ userId: user }))!;
+      const now = (await b.forgets.tombstoneVersion({ userId: user }, 'forget'))!;
       // PostgreSQL refuses the writes themselves: enlisting changes nothing there.
       expect(now === scanned).toBe(b.forgets.refusesWritesItself);
       if (!b.forgets.refusesWritesItself) {
-        expect(await b.forgets.clearForgetting({ userId: user }, scanned)).toBe(false);
+        expect(await b.forgets.clearForgetting({ userId: user }, 'forget', scanned)).toBe(false);
         expect(await b.forgets.forgetting(key)).toBe(true);
       }
-      expect(await b.forgets.clearForgetting({ userId: user }, now)).toBe(true);
+      expect(await b.forgets.clearForgetting({ userId: user }, 'forget', now)).toBe(true);
       expect(await b.forgets.forgetting(key)).toBe(false);
       // A repeat (a rerun after a crash) finds it gone: cleared.
-      expect(await b.forgets.clearForgetting({ userId: user }, now)).toBe(true);
+      expect(await b.forgets.clearForgetting({ userId: user }, 'forget', now)).toBe(true);
       expect(await b.forgets.enlist(key)).toBe(false);
     });
 
@@ -172,9 +197,9 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       const user = freshUser();
       const key = { userId: user, sessionId: 's1' };
       await b.stores.events.append(key, [turnDraft('old')], at);
-      await b.forgets.markForgetting({ userId: user }, 'op', at);
+      await b.forgets.markForgetting({ userId: user }, 'forget', at);
       await b.forgets.purge({ userId: user });
-      const scanned = await b.forgets.tombstoneVersion({ userId: user });
+      const scanned = await b.forgets.tombstoneVersion({ userId: user }, 'forget');
       // The race: the append's first look found no tombstone (it was recorded just after).
       let looks = 0;
       const racing: ForgetStore = Object.assign(Object.create(b.forgets) as ForgetStore, {
@@ -184,14 +209,14 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       await expect(appendTurns(deps, key, { turns: [{ role: 'user', content: 'racing the purge', turnId: 'new' }] })).rejects.toMatchObject({ code: 'forget_in_progress' });
       if (!b.forgets.refusesWritesItself) {
         // Written, and enlisted with the tombstone: the clear under the version read before fails, and the next round purges.
-        expect(await b.forgets.clearForgetting({ userId: user }, scanned!)).toBe(false);
+        expect(await b.forgets.clearForgetting({ userId: user }, 'forget', scanned!)).toBe(false);
         await b.forgets.purge({ userId: user });
       }
       expect(await b.stores.events.read(key, 0)).toEqual([]);
       expect(total(await b.forgets.scan({ userId: user }))).toBe(0);
       // Without the race the first look refuses.
       await expect(appendTurns({ ...deps, forgets: b.forgets }, key, { turns: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'forget_in_progress' });
-      await b.forgets.clearForgetting({ userId: user });
+      await b.forgets.clearForgetting({ userId: user }, 'forget');
       expect(await appendTurns({ ...deps, forgets: b.forgets }, key, { turns: [{ role: 'user', content: 'fresh', turnId: 'fresh' }] })).toEqual({ accepted: [{ turnId: 'fresh', seq: 1 }] });
     });
   });

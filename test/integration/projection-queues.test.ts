@@ -31,13 +31,13 @@ describe('projection queue and forget (PostgreSQL)', () => {
     try {
       await queue.enqueue([{ userId: 'gone', sessionId: 's1' }, { userId: 'gone', sessionId: 's2' }, { userId: 'kept', sessionId: 's1' }], now);
       expect((await forgets.scan({ userId: 'gone', sessionId: 's1' })).projection_queue).toBe(1);
-      await forgets.markForgetting({ userId: 'gone', sessionId: 's1' }, 'op-1', now);
+      await forgets.markForgetting({ userId: 'gone', sessionId: 's1' }, 'forget', now);
       expect(await queue.enqueue([{ userId: 'gone', sessionId: 's1' }], now)).toEqual([]);
       await forgets.purge({ userId: 'gone', sessionId: 's1' });
       // A change-feed batch delivered after the purge does not queue the forgotten session again.
       expect(await queue.enqueue([{ userId: 'gone', sessionId: 's1' }], now)).toEqual([]);
       expect((await forgets.scan({ userId: 'gone', sessionId: 's1' })).projection_queue).toBe(0);
-      await forgets.clearForgetting({ userId: 'gone', sessionId: 's1' });
+      await forgets.clearForgetting({ userId: 'gone', sessionId: 's1' }, 'forget');
       await forgets.purge({ userId: 'gone' });
       expect(await queue.size()).toBe(1);
     } finally {

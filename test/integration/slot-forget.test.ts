@@ -47,20 +47,20 @@ function describeSlotForget(name: string, open: () => Promise<{ slots: SlotStore
       await seed(user);
       await seed(other);
       expect(slotRows(await b.forgets.scan({ userId: user }))).toBe(5);
-      await b.forgets.markForgetting({ userId: user }, 'forget-user:x', at);
+      await b.forgets.markForgetting({ userId: user }, 'forget', at);
       await expect(putSlot(deps(), LOCAL_PRINCIPAL, user, 'late', { scope: 'user' }, { value: 1 }, {})).rejects.toMatchObject({ code: 'forget_in_progress' });
       expect(slotRows(await b.forgets.purge({ userId: user }))).toBe(5);
       expect(slotRows(await b.forgets.scan({ userId: user }))).toBe(0);
       expect(slotRows(await b.forgets.scan({ userId: other }))).toBe(5);
       expect(await b.slots.head({ partition: GLOBAL_SLOT_PARTITION, scope: 'global', owner: null, name: `global-${user}` })).not.toBeNull();
-      await b.forgets.clearForgetting({ userId: user });
+      await b.forgets.clearForgetting({ userId: user }, 'forget');
     });
 
     it("a session's forget removes that session's slots only", async () => {
       const user = freshUser();
       await seed(user);
       expect(slotRows(await b.forgets.scan({ userId: user, sessionId: 's1' }))).toBe(1);
-      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget-session:x', at);
+      await b.forgets.markForgetting({ userId: user, sessionId: 's1' }, 'forget', at);
       await expect(putSlot(deps(), LOCAL_PRINCIPAL, user, 'scratch', { scope: 'session', sessionId: 's1' }, { value: 1 }, {})).rejects.toMatchObject({ code: 'forget_in_progress' });
       expect(slotRows(await b.forgets.purge({ userId: user, sessionId: 's1' }))).toBe(1);
       expect(slotRows(await b.forgets.scan({ userId: user, sessionId: 's1' }))).toBe(0);

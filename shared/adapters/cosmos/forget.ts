@@ -1,10 +1,13 @@
 import type { Container, Database, SqlParameter } from '@azure/cosmos';
 import type { SessionKey } from '../../contracts/ids.js';
-import type { ForgetScope, ForgetStore, PurgeOptions, StoreCounts } from '../../application/forget-ports.js';
+import type { ForgetScope, ForgetStore, PurgeOptions, StoreCounts, TombstoneOwner } from '../../application/forget-ports.js';
 import { COSMOS_CONTAINERS, statusOf, type CosmosContainerSpec } from './containers.js';
 
-/** The tombstone's id in `forgets` (partition: the user). */
-const tombstoneId = (sessionId?: string) => (sessionId === undefined ? 'forget:user' : `forget:session:${sessionId}`);
+/**
+ * An owner's tombstone's id in `forgets` (partition: the user). A forget's keeps the id it had before owners (so one in
+ * flight across a deployment is still its own); an overtaken projector's has a prefix of its own (ids may hold `:`).
+ */
+const tombstoneId = (sessionId: string | undefined, owner: TombstoneOwner) => `${owner}:${sessionId === undefined ? 'user' : `session:${sessionId}`}`;
 
 /** The containers of what clients write beside a session's events (see ForgetStore.purge `keepClientItems`). */
 const CLIENT_ITEMS = new Set<string>([COSMOS_CONTAINERS.artifacts.name, COSMOS_CONTAINERS.slots.name]);
@@ -34,13 +37,13 @@ export class CosmosForgetStore implements ForgetStore {
     this.forgets = database.container(COSMOS_CONTAINERS.forgets.name);
   }
 
-  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean> {
+  async markForgetting(scope: ForgetScope, owner: TombstoneOwner, at: Date): Promise<boolean> {
     try {
-      await this.forgets.items.create({ id: tombstoneId(scope.sessionId), userId: scope.userId, sessionId: scope.sessionId ?? null, operationId, requestedAt: at.toISOString() });
+      await this.forgets.items.create({ id: tombstoneId(scope.sessionId, owner), userId: scope.userId, sessionId: scope.sessionId ?? null, owner, requestedAt: at.toISOString() });
       return true;
     } catch (error) {
       if (statusOf(error) !== 409) throw error;
-      return false; // recorded by an earlier run, or by another forget of the scope
+      return false; // recorded by an earlier run of the forget, or by another overtaken projector
     }
   }
 
@@ -138,14 +141,13 @@ export class CosmosForgetStore implements ForgetStore {
     return counts;
   }
 
-  async tombstoneVersion(scope: ForgetScope): Promise<string | null> {
-    const { resource } = await this.forgets.item(tombstoneId(scope.sessionId), scope.userId).read<{ _etag: string }>();
-    return resource?._etag ?? null;
+  async tombstoneVersion(scope: ForgetScope, owner: TombstoneOwner): Promise<string | null> {
+    return (await this.tombstone(scope, owner))?._etag ?? null;
   }
 
-  async clearForgetting(scope: ForgetScope, version?: string): Promise<boolean> {
+  async clearForgetting(scope: ForgetScope, owner: TombstoneOwner, version?: string): Promise<boolean> {
     try {
-      await this.forgets.item(tombstoneId(scope.sessionId), scope.userId).delete(version === undefined ? {} : { accessCondition: { type: 'IfMatch', condition: version } });
+      await this.forgets.item(tombstoneId(scope.sessionId, owner), scope.userId).delete(version === undefined ? {} : { accessCondition: { type: 'IfMatch', condition: version } });
     } catch (error) {
       if (statusOf(error) === 412) return false; // a writer enlisted after the scan
       if (statusOf(error) !== 404) throw error; // cleared by an earlier run
@@ -153,11 +155,24 @@ export class CosmosForgetStore implements ForgetStore {
     return true;
   }
 
-  /** Ids of the tombstones that cover the session: its user's and its own. */
+  async clearStale(scope: ForgetScope, owner: TombstoneOwner, recordedBefore: Date): Promise<void> {
+    // If-Match the tombstone read: a writer that enlisted with it since changed its version, so it is read again.
+    for (let found = await this.tombstone(scope, owner); found && Date.parse(found.requestedAt) < recordedBefore.getTime(); found = await this.tombstone(scope, owner)) {
+      if (await this.clearForgetting(scope, owner, found._etag)) return;
+    }
+  }
+
+  private async tombstone(scope: ForgetScope, owner: TombstoneOwner) {
+    const { resource } = await this.forgets.item(tombstoneId(scope.sessionId, owner), scope.userId).read<{ _etag: string; requestedAt: string }>();
+    return resource;
+  }
+
+  /** Ids of the tombstones that cover the session: its user's and its own, of each owner. */
   private async tombstones(key: SessionKey): Promise<string[]> {
-    const rows = await this.query<{ id: string }>(this.forgets, key.userId, 'SELECT c.id FROM c WHERE c.userId = @userId AND (c.id = @user OR c.id = @session)', [
-      { name: '@user', value: tombstoneId() },
-      { name: '@session', value: tombstoneId(key.sessionId) },
+    const rows = await this.query<{ id: string }>(this.forgets, key.userId, 'SELECT c.id FROM c WHERE c.userId = @userId AND (c.id = @user OR c.id = @session OR c.id = @projector)', [
+      { name: '@user', value: tombstoneId(undefined, 'forget') },
+      { name: '@session', value: tombstoneId(key.sessionId, 'forget') },
+      { name: '@projector', value: tombstoneId(key.sessionId, 'projector') },
     ]);
     return rows.map((r) => r.id);
   }

@@ -1,5 +1,5 @@
 import type { SessionKey } from '../../contracts/ids.js';
-import type { ForgetScope, ForgetStore, PurgeOptions, SearchCache, StoreCounts } from '../../application/forget-ports.js';
+import type { ForgetScope, ForgetStore, PurgeOptions, SearchCache, StoreCounts, TombstoneOwner } from '../../application/forget-ports.js';
 import type { Db, Queryable } from './db.js';
 
 /** append_events and the guard triggers (migration 14) refuse a write under a forget tombstone with SQLSTATE AM410. */
@@ -51,13 +51,13 @@ export class PostgresForgetStore implements ForgetStore {
     private readonly cache?: SearchCache,
   ) {}
 
-  async markForgetting(scope: ForgetScope, operationId: string, at: Date): Promise<boolean> {
+  async markForgetting(scope: ForgetScope, owner: TombstoneOwner, at: Date): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       // Waits for every write of the user in flight (they hold the lock shared until they commit); see migration 14.
       await tx.query('SELECT pg_advisory_xact_lock(7071014, hashtext($1))', [scope.userId]);
       const recorded = await tx.query(
-        `INSERT INTO forget_tombstones (user_id, session_id, operation_id, requested_at) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, session_id) DO NOTHING RETURNING 1`,
-        [scope.userId, scope.sessionId ?? '', operationId, at.toISOString()],
+        `INSERT INTO forget_tombstones (user_id, session_id, owner, requested_at) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, session_id, owner) DO NOTHING RETURNING 1`,
+        [...tombstoneKey(scope, owner), at.toISOString()],
       );
       return recorded.length > 0;
     });
@@ -152,21 +152,29 @@ export class PostgresForgetStore implements ForgetStore {
     return counts;
   }
 
-  async tombstoneVersion(scope: ForgetScope): Promise<string | null> {
-    const [row] = await this.db.query<{ version: string }>('SELECT xmin::text AS version FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', [scope.userId, scope.sessionId ?? '']);
+  async tombstoneVersion(scope: ForgetScope, owner: TombstoneOwner): Promise<string | null> {
+    const [row] = await this.db.query<{ version: string }>(`SELECT xmin::text AS version FROM forget_tombstones WHERE ${TOMBSTONE}`, tombstoneKey(scope, owner));
     return row?.version ?? null;
   }
 
-  async clearForgetting(scope: ForgetScope, version?: string): Promise<boolean> {
-    const key = [scope.userId, scope.sessionId ?? ''];
+  async clearForgetting(scope: ForgetScope, owner: TombstoneOwner, version?: string): Promise<boolean> {
+    const key = tombstoneKey(scope, owner);
     if (version === undefined) {
-      await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2', key);
+      await this.db.query(`DELETE FROM forget_tombstones WHERE ${TOMBSTONE}`, key);
       return true;
     }
-    const deleted = await this.db.query('DELETE FROM forget_tombstones WHERE user_id = $1 AND session_id = $2 AND xmin::text = $3 RETURNING 1', [...key, version]);
-    return deleted.length > 0 || (await this.tombstoneVersion(scope)) === null;
+    const deleted = await this.db.query(`DELETE FROM forget_tombstones WHERE ${TOMBSTONE} AND xmin::text = $4 RETURNING 1`, [...key, version]);
+    return deleted.length > 0 || (await this.tombstoneVersion(scope, owner)) === null;
+  }
+
+  async clearStale(scope: ForgetScope, owner: TombstoneOwner, recordedBefore: Date): Promise<void> {
+    await this.db.query(`DELETE FROM forget_tombstones WHERE ${TOMBSTONE} AND requested_at < $4`, [...tombstoneKey(scope, owner), recordedBefore.toISOString()]);
   }
 }
+
+/** One owner's tombstone of a scope ($1 user, $2 session or '' for the user, $3 owner; migration 22). */
+const TOMBSTONE = 'user_id = $1 AND session_id = $2 AND owner = $3';
+const tombstoneKey = (scope: ForgetScope, owner: TombstoneOwner) => [scope.userId, scope.sessionId ?? '', owner];
 
 /**
  * Rows (alias `t`, parameters $1 user and $2 forgotten session) of the user's other sessions whose `recentSessions`

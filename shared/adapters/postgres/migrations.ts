@@ -618,6 +618,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       $fn$;
     `,
   },
+  {
+    version: 22,
+    name: 'forget: a tombstone per owner',
+    sql: `
+      -- A forget's tombstone and an overtaken projector's (ForgetStore, TombstoneOwner) are two rows, each deleted by its
+      -- owner alone; the guards of migration 14 refuse a write under either. Before, they were one row, and a DELETE that
+      -- began under a projector's took it for its own: the projector cleared it while the forget ran. The operation id
+      -- was never read; a tombstone in flight across this migration becomes a forget's, as a DELETE took it before.
+      ALTER TABLE forget_tombstones RENAME COLUMN operation_id TO owner;
+      UPDATE forget_tombstones SET owner = 'forget';
+      ALTER TABLE forget_tombstones DROP CONSTRAINT forget_tombstones_pkey, ADD PRIMARY KEY (user_id, session_id, owner);
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */
