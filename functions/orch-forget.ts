@@ -1,6 +1,6 @@
 import type { OrchestrationContext } from 'durable-functions';
-import type { OperationProgress } from '../shared/contracts/operations.js';
 import { FORGET_MAX_ROUNDS, forget, type ForgetOutput } from '../shared/application/workflows/forget.js';
+import type { OperationProgress } from '../shared/contracts/operations.js';
 import { defineFunction, orchestration } from '../shared/platform/functions.js';
 import { callStep, type Orchestration } from '../shared/platform/workflows.js';
 
