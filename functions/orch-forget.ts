@@ -1,5 +1,6 @@
 import type { OrchestrationContext } from 'durable-functions';
 import { FORGET_MAX_ROUNDS, forget, type ForgetOutput } from '../shared/application/workflows/forget.js';
+import type { OperationProgress } from '../shared/contracts/operations.js';
 import { defineFunction, orchestration } from '../shared/platform/functions.js';
 import { callStep, type Orchestration } from '../shared/platform/workflows.js';
 
@@ -9,7 +10,8 @@ import { callStep, type Orchestration } from '../shared/platform/workflows.js';
  * then rounds until one that follows the wait purges nothing → tombstone cleared, unless a late writer enlisted with it
  * after the scan (then another round). Past the rounds' limit the operation fails with the residual counts, and a new
  * DELETE re-runs it. Deterministic: the grace comes from the begin step's result, the fire time from the orchestration
- * clock. Instance id from `forgetInstanceId`.
+ * clock. Its custom status (`GET /v1/operations/{id}`'s `progress`) says the round and, during the wait, when it
+ * fires. Instance id from `forgetInstanceId`.
  */
 export function* forgetOrchestrator(context: OrchestrationContext): Orchestration<ForgetOutput> {
   const input = forget.input.parse(context.df.getInput());
@@ -23,6 +25,7 @@ export function* forgetOrchestrator(context: OrchestrationContext): Orchestratio
   const maxRounds = graceSeconds > 0 ? 2 * FORGET_MAX_ROUNDS : FORGET_MAX_ROUNDS;
   let waited = false;
   for (let round = 1; round <= maxRounds; round++) {
+    context.df.setCustomStatus({ step: 'purging', round } satisfies OperationProgress);
     const blobs = yield* callStep(context, steps.blobs, input);
     for (const name of blobs.blobNames) blobNames.add(name);
     removed.blobs = (removed.blobs ?? 0) + blobs.deleted;
@@ -34,7 +37,9 @@ export function* forgetOrchestrator(context: OrchestrationContext): Orchestratio
     const settled = graceSeconds === 0 || (waited && blobs.deleted + sum(stores.removed) === 0);
     waited = false;
     if (scan.total === 0 && !settled) {
-      yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + graceSeconds * 1000));
+      const until = new Date(context.df.currentUtcDateTime.getTime() + graceSeconds * 1000);
+      context.df.setCustomStatus({ step: 'grace', round, until: until.toISOString() } satisfies OperationProgress);
+      yield context.df.createTimer(until);
       waited = true;
     } else if (scan.total === 0) {
       // Not cleared: a late writer enlisted with the tombstone after the scan, so the purge and the scan run again.

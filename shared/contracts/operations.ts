@@ -17,6 +17,13 @@ export const OperationId = z.string().regex(new RegExp(`^[A-Za-z0-9._:-]{1,${MAX
 export const OperationAccepted = z.object({ operationId: z.string() });
 export type OperationAccepted = z.infer<typeof OperationAccepted>;
 
+/**
+ * Where a running operation is: its orchestrator's custom status (only the forget sets one). Ids, numbers and times
+ * only, never memory text: a forget purging in its `round`, or in its `grace` wait until `until`.
+ */
+export const OperationProgress = z.object({ step: z.enum(['purging', 'grace']), round: z.number().int().positive(), until: z.iso.datetime().optional() });
+export type OperationProgress = z.infer<typeof OperationProgress>;
+
 /** GET /operations/{id} */
 export const OperationStatus = z.object({
   operationId: z.string(),
@@ -24,6 +31,8 @@ export const OperationStatus = z.object({
   status: z.enum(['pending', 'running', 'completed', 'failed']),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
+  /** The last one the orchestrator set; a finished operation keeps it, as the Durable extension does. */
+  progress: OperationProgress.optional(),
   output: z.unknown().optional(),
   error: z.string().optional(),
 });

@@ -4,7 +4,7 @@ import type { OrchestrationHandler } from 'durable-functions';
 
 const require = createRequire(import.meta.url);
 const { createOrchestrator } = require('durable-functions/lib/src/util/testingUtils') as {
-  createOrchestrator: (fn: OrchestrationHandler) => (trigger: Record<string, unknown>, ctx: unknown) => Promise<{ isDone: boolean; actions: Action[][]; output?: unknown }>;
+  createOrchestrator: (fn: OrchestrationHandler) => (trigger: Record<string, unknown>, ctx: unknown) => Promise<{ isDone: boolean; actions: Action[][]; output?: unknown; customStatus?: unknown }>;
 };
 
 export interface Action {

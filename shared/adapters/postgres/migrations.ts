@@ -631,6 +631,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE forget_tombstones DROP CONSTRAINT forget_tombstones_pkey, ADD PRIMARY KEY (user_id, session_id, owner);
     `,
   },
+  {
+    version: 23,
+    name: "the local durable runner keeps an orchestration's custom status",
+    sql: `
+      -- What the orchestrator last passed to setCustomStatus, kept as the Durable extension keeps it; GET /v1/operations/{id}
+      -- returns it as progress (a forget's round, or its grace wait and when it ends). Null when it set none.
+      ALTER TABLE durable_instances ADD COLUMN custom_status jsonb;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

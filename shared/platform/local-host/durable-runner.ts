@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationContext } from '@azure/functions';
 import type { OrchestrationClient } from '../../application/operation-ports.js';
-import type { OperationStatus } from '../../contracts/operations.js';
+import { OperationProgress, type OperationStatus } from '../../contracts/operations.js';
 import type { ActivityHandler, FunctionDescriptor, OrchestrationHandler } from '../functions.js';
 import type { DurableStateStore, HistoryEvent, InstanceState } from './durable-state.js';
 import { invocationContext } from './invocation.js';
@@ -15,6 +15,8 @@ interface OrchestratorState {
   isDone: boolean;
   actions: RawAction[][];
   output?: unknown;
+  /** What the orchestrator last passed to `setCustomStatus`. */
+  customStatus?: unknown;
 }
 type Listener = (trigger: Record<string, unknown>, ctx: InvocationContext) => Promise<OrchestratorState>;
 const require = createRequire(import.meta.url);
@@ -83,6 +85,7 @@ export class LocalDurableRunner implements OrchestrationClient {
   private readonly activities = new Map<string, ActivityHandler>();
   private readonly running = new Map<string, Promise<InstanceState>>();
   private stopping = false;
+  private readonly stopped = new AbortController();
   private readonly now: () => Date;
 
   constructor(
@@ -133,6 +136,7 @@ export class LocalDurableRunner implements OrchestrationClient {
       status: s.status,
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
+      ...(s.customStatus !== undefined && { progress: OperationProgress.parse(s.customStatus) }),
       ...(s.output !== undefined && { output: s.output }),
       ...(s.error !== undefined && { error: s.error }),
       ...(s.input !== undefined && { input: s.input }),
@@ -166,9 +170,10 @@ export class LocalDurableRunner implements OrchestrationClient {
     }
   }
 
-  /** Lets steps in flight finish (and persist), then stops. */
+  /** Lets steps in flight finish (and persist), then stops; a durable timer's wait ends at once, unpersisted. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     await Promise.allSettled([...this.running.values()]);
   }
 
@@ -203,6 +208,8 @@ export class LocalDurableRunner implements OrchestrationClient {
         await this.finish(state, 'failed', undefined, failureMessage(error));
         break;
       }
+      const progressed = result.customStatus !== undefined && JSON.stringify(result.customStatus) !== JSON.stringify(state.customStatus);
+      if (progressed) state.customStatus = result.customStatus;
       if (result.isDone) {
         await this.finish(state, 'completed', result.output);
         break;
@@ -211,6 +218,12 @@ export class LocalDurableRunner implements OrchestrationClient {
       if (fresh.length === 0) {
         await this.finish(state, 'failed', undefined, 'The orchestration waits for something the local durable runner does not deliver (external events, entities)');
         break;
+      }
+      // As with the Durable extension, a new custom status is readable while the new actions run (a timer may take minutes).
+      if (progressed) {
+        state.status = 'running';
+        state.updatedAt = this.now().toISOString();
+        await this.store.save(state);
       }
       const events = await this.execute(state, fresh);
       if (this.stopping && events === null) break;
@@ -309,7 +322,9 @@ export class LocalDurableRunner implements OrchestrationClient {
     const input = typeof action.input === 'string' ? (JSON.parse(action.input) as unknown) : action.input;
     if (action.actionType === ActionType.CreateTimer) {
       const wait = (new Date(action.fireAt!).getTime() - this.now().getTime()) * (this.options.delayScale ?? 1);
-      if (wait > 0) await sleep(wait);
+      // A stop ends the wait like a crash (nothing of the batch persisted): on resume the replay sets the timer again,
+      // its fire time from the history's clock, and what is left of it is waited out.
+      if (wait > 0) await sleep(wait, undefined, { signal: this.stopped.signal }).catch(() => Promise.reject(new RunnerCrash()));
       return { ok: true, result: undefined };
     }
     if (action.actionType === ActionType.CallSubOrchestrator || action.actionType === ActionType.CallSubOrchestratorWithRetry) {

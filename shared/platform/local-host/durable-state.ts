@@ -10,6 +10,8 @@ export interface InstanceState {
   input: unknown;
   output?: unknown;
   error?: string;
+  /** What the orchestrator last passed to `setCustomStatus` (the operation's `progress`). */
+  customStatus?: unknown;
   history: HistoryEvent[];
   /** Actions of the replay already executed; their events are in `history`. */
   actionCount: number;
@@ -18,7 +20,7 @@ export interface InstanceState {
   updatedAt: string;
 }
 
-/** Where the local durable runner keeps instances: PostgreSQL (migration 3) so a restart resumes, or memory. */
+/** Where the local durable runner keeps instances: PostgreSQL (migrations 3 and 23) so a restart resumes, or memory. */
 export interface DurableStateStore {
   /** Inserts a new instance; false when one with this id exists. */
   create(state: InstanceState): Promise<boolean>;
@@ -66,6 +68,7 @@ interface Row {
   input: unknown;
   output: unknown;
   error: string | null;
+  custom_status: unknown;
   history: HistoryEvent[];
   action_count: number;
   parent_id: string | null;
@@ -80,12 +83,15 @@ const fromRow = (r: Row): InstanceState => ({
   input: r.input,
   ...(r.output !== null && r.output !== undefined && { output: r.output }),
   ...(r.error !== null && { error: r.error }),
+  ...(r.custom_status !== null && { customStatus: r.custom_status }),
   history: r.history,
   actionCount: r.action_count,
   ...(r.parent_id !== null && { parentId: r.parent_id }),
   createdAt: new Date(r.created_at).toISOString(),
   updatedAt: new Date(r.updated_at).toISOString(),
 });
+
+const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
 export class PostgresDurableStateStore implements DurableStateStore {
   constructor(private readonly db: Db) {}
@@ -106,9 +112,9 @@ export class PostgresDurableStateStore implements DurableStateStore {
 
   async save(s: InstanceState): Promise<void> {
     await this.db.query(
-      `UPDATE durable_instances SET name = $2, status = $3, input = $4, output = $5, error = $6, history = $7, action_count = $8, updated_at = $9
-       WHERE instance_id = $1`,
-      [s.instanceId, s.name, s.status, JSON.stringify(s.input ?? null), s.output === undefined ? null : JSON.stringify(s.output), s.error ?? null, JSON.stringify(s.history), s.actionCount, s.updatedAt],
+      `UPDATE durable_instances SET name = $2, status = $3, input = $4, output = $5, error = $6, history = $7, action_count = $8, updated_at = $9,
+       custom_status = $10 WHERE instance_id = $1`,
+      [s.instanceId, s.name, s.status, JSON.stringify(s.input ?? null), json(s.output), s.error ?? null, JSON.stringify(s.history), s.actionCount, s.updatedAt, json(s.customStatus)],
     );
   }
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as contextHandler } from '../../../functions/http-context-get.js';
 import { handler as endHandler } from '../../../functions/http-session-end.js';
 import { handler as eventsHandler } from '../../../functions/http-session-events-list.js';
@@ -18,11 +18,11 @@ import type { Db } from '../../../shared/adapters/postgres/db.js';
 import { SnapshotSearchIndex } from '../../../shared/adapters/postgres/search-snapshot.js';
 import { appendTurns } from '../../../shared/application/append-turns.js';
 import { projectSession } from '../../../shared/application/project-session.js';
-import { sessionEndInstanceId } from '../../../shared/contracts/operations.js';
+import { OperationProgress, sessionEndInstanceId } from '../../../shared/contracts/operations.js';
 import type { Runtime } from '../../../shared/platform/composition.js';
 import { useRuntime } from '../../../shared/platform/composition.js';
 import { useLocalOrchestrationClient } from '../../../shared/platform/durable.js';
-import { LocalDurableRunner, RunnerCrash } from '../../../shared/platform/local-host/durable-runner.js';
+import { EventType, LocalDurableRunner, RunnerCrash } from '../../../shared/platform/local-host/durable-runner.js';
 import { MemoryDurableStateStore, PostgresDurableStateStore, type DurableStateStore } from '../../../shared/platform/local-host/durable-state.js';
 import { loadFunctions } from '../../../shared/platform/local-host/functions.js';
 import { startAzurite, type RunningAzurite } from '../../../shared/platform/local-host/azurite.js';
@@ -238,6 +238,40 @@ describe.each(BACKENDS)('forget: $name', ({ open }) => {
     expect(report.residual).toEqual(zeroes(report.residual));
     expect(await leftOf('carol')).toEqual(zeroes(await leftOf('carol')));
     expect((await append('carol', 's9', [{ role: 'user', content: 'After the forget.' }])).status).toBe(202);
+  });
+
+  it('a forget in its grace wait says so (progress: the round and when the wait ends, ids, numbers and times only), after a restart too, and then completes', async () => {
+    await appendTurns(runtime, { userId: 'gina', sessionId: 'g1' }, { turns: [{ role: 'user', content: 'I collect stamps.', turnId: 'g-1' }] });
+    // A runner that waits its timers out (no delayScale): the grace, 600 s, outlasts the test, which stops it midway.
+    const waiting = new LocalDurableRunner(functions, durable);
+    useLocalOrchestrationClient(waiting);
+    const operationId = await forgetUser('gina');
+    const status = async () => json(await operationHandler(request('GET', `v1/operations/${operationId}`, { params: { operationId } }), context('x')));
+    const held = await vi.waitFor(
+      async () => {
+        const op = await status();
+        expect(op.progress).toMatchObject({ step: 'grace' });
+        return op as { status: string; createdAt: string; updatedAt: string; progress: { until: string } };
+      },
+      { timeout: 60_000, interval: 20 },
+    );
+    expect(held).toMatchObject({ status: 'running', progress: { step: 'grace', round: 1, until: expect.any(String) } });
+    expect(OperationProgress.strict().parse(held.progress)).toEqual(held.progress);
+    // The fire time: the grace after the orchestration's clock at the clean scan, which lies between the start and now.
+    const until = Date.parse(held.progress.until);
+    expect(until).toBeGreaterThanOrEqual(Date.parse(held.createdAt) + 600_000);
+    expect(until).toBeLessThanOrEqual(Date.parse(held.updatedAt) + 600_000);
+    expect((await append('gina', 'g1', [{ role: 'user', content: 'During the wait.' }])).status).toBe(409);
+
+    // Stopped in the wait, the runner kept the progress; a restart sets the timer again with the same fire time.
+    await waiting.stop();
+    expect(await durable.get(operationId)).toMatchObject({ status: 'running', customStatus: held.progress });
+    useLocalOrchestrationClient(runner);
+    expect(await runner.resumeAll()).toContain(operationId);
+    const done = await completed(operationId);
+    expect(done.history.filter((e) => e.EventType === EventType.TimerCreated).map((e) => e.FireAt)).toEqual([held.progress.until]);
+    expect(done.output).toMatchObject({ rounds: 2, graceSeconds: 600 });
+    expect(await status()).toMatchObject({ status: 'completed', progress: { step: 'purging', round: 2 } });
   });
 
   it('a failed operation (a store step failing past its retries) keeps the tombstone, and a new DELETE re-runs it to zero residuals', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { forgetOrchestrator } from '../../../functions/orch-forget.js';
-import { forgetInstanceId } from '../../../shared/contracts/operations.js';
+import { forgetInstanceId, OperationProgress } from '../../../shared/contracts/operations.js';
 import { History, replay } from '../../support/durable-history.js';
 
 const input = { userId: 'u1' };
@@ -96,6 +96,16 @@ describe('orch-forget (replayed through the durable-functions engine)', () => {
       expect((await replay(forgetOrchestrator, after)).flat.at(-1)!.functionName).toBe('activity-forget-finish');
       const done = await replay(forgetOrchestrator, after.call('activity-forget-finish', { cleared: true }));
       expect(done.output).toMatchObject({ rounds: 3, removed: { events: 32 } });
+    });
+
+    it('publishes where it is as its custom status: the round it purges in, then the grace wait and when it fires; ids, numbers and times only', async () => {
+      const purging = await replay(forgetOrchestrator, graced());
+      expect(purging.customStatus).toEqual({ step: 'purging', round: 1 });
+      const h = round(graced(), clean, stores, blobs, '2026-01-05T10:00:07.000Z');
+      const waiting = await replay(forgetOrchestrator, h);
+      expect(waiting.customStatus).toEqual({ step: 'grace', round: 1, until: '2026-01-05T10:10:07.000Z' });
+      expect(OperationProgress.strict().parse(waiting.customStatus)).toEqual(waiting.customStatus);
+      expect((await replay(forgetOrchestrator, h.timer('2026-01-05T10:10:07.000Z'))).customStatus).toEqual({ step: 'purging', round: 2 });
     });
 
     it('given a dirty scan, then it purges again at once, and waits after the first clean one', async () => {
