@@ -20,7 +20,8 @@ export function compiledOnce(compile: Compile, limit: number): Compile {
   const kept = new Map<string, object[]>();
   return (pattern, options, world) => {
     if (typeof pattern !== 'string') return compile(pattern, options, world);
-    const key = `${JSON.stringify(options ?? {})}${pattern}`;
+    // A JSON object ends where it ends, so no two (options, pattern) pairs share a key.
+    const key = `${options === undefined ? '{}' : JSON.stringify(options)}${pattern}`;
     let tokens = kept.get(key);
     if (!tokens) {
       tokens = compile(pattern, options, world);
@@ -31,10 +32,31 @@ export function compiledOnce(compile: Compile, limit: number): Compile {
   };
 }
 
+type Fold = (text: string, world?: unknown) => string;
+
+/**
+ * `fold` (compromise's `killUnicode`, "Björk" → "Bjork", one character at a time through `table`) skipped for a text
+ * with no character the table changes: it runs on every pattern matched and every word, and splits and joins each.
+ */
+export function foldedWhenNeeded(fold: Fold, table: Record<string, string>): Fold {
+  const changed = Object.keys(table).filter((c) => table[c] && table[c] !== c);
+  const anyChanged = new RegExp(`[${changed.map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`);
+  return (text, world) => (text && !anyChanged.test(text) ? text : fold(text, world));
+}
+
+interface CompromiseOne {
+  parseMatch: Compile;
+  killUnicode: Fold;
+  tokenize: { splitSentences: (text: string, world: unknown) => string[] };
+}
+
+// Both replace compromise's own, for every use of compromise in the thread (it has one world): after the date plugin,
+// whose words and rules the patterns compile against; nothing adds words or characters later.
 const parser = nlp.extend(datePlugin);
-// Installed after the date plugin, whose words and rules the compiled patterns depend on; nothing adds words later.
-const { one } = parser.methods() as { one: { parseMatch: Compile } };
-parser.extend({ methods: { one: { parseMatch: compiledOnce(one.parseMatch, 5000) } } });
+const world = parser.world();
+const { one } = parser.methods() as { one: CompromiseOne };
+const { unicode } = (parser.model() as { one: { unicode: Record<string, string> } }).one;
+parser.extend({ methods: { one: { parseMatch: compiledOnce(one.parseMatch, 5000), killUnicode: foldedWhenNeeded(one.killUnicode, unicode) } } });
 
 /**
  * Words without which a text names no calendar period. The date parser costs tens of milliseconds, so a query or a
@@ -57,22 +79,25 @@ const BARE = /^(?!.*(\d|\b(next|this|coming|upcoming|tomorrow)\b))/i;
 
 /** The calendar periods a text names, as compromise-dates reads them relative to `anchor` (UTC), in order. */
 function periodsIn(text: string, anchor: Date): Found[] {
-  if (!mayReferToPeriod(text)) return [];
   const today = anchor.toISOString().slice(0, 10);
   const found: Found[] = [];
-  const doc = parser(text);
-  // Numbers as digits: the parser misses "two days ago" unless it ends the sentence, but not "2 days ago".
-  doc.numbers().toNumber();
-  doc.sentences().forEach((sentence: typeof doc) => {
-    const pastTense = sentence.has('#PastTense') && !sentence.has('(#FutureTense|will|going)');
-    for (const { text: named, dates } of sentence.dates({ timezone: 'UTC', today }).json() as { text: string; dates?: { start?: string; end?: string } }[]) {
-      if (!dates?.start || !dates.end) continue;
-      const from = new Date(dates.start);
-      const to = new Date(dates.end);
-      if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from > to) continue;
-      found.push({ from: from.toISOString(), to: to.toISOString(), doubtful: pastTense && BARE.test(named) });
-    }
-  });
+  // Only the sentences with a time word: compromise tags each sentence on its own, so the others only cost time.
+  for (const said of one.tokenize.splitSentences(text, world)) {
+    if (!mayReferToPeriod(said)) continue;
+    const doc = parser(said);
+    // Numbers as digits: the parser misses "two days ago" unless it ends the sentence, but not "2 days ago".
+    if (doc.has('#TextValue')) doc.numbers().toNumber();
+    doc.sentences().forEach((sentence: typeof doc) => {
+      const pastTense = sentence.has('#PastTense') && !sentence.has('(#FutureTense|will|going)');
+      for (const { text: named, dates } of sentence.dates({ timezone: 'UTC', today }).json() as { text: string; dates?: { start?: string; end?: string } }[]) {
+        if (!dates?.start || !dates.end) continue;
+        const from = new Date(dates.start);
+        const to = new Date(dates.end);
+        if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from > to) continue;
+        found.push({ from: from.toISOString(), to: to.toISOString(), doubtful: pastTense && BARE.test(named) });
+      }
+    });
+  }
   return found;
 }
 
