@@ -44,18 +44,19 @@ export function foldedWhenNeeded(fold: Fold, table: Record<string, string>): Fol
   return (text, world) => (text && !anyChanged.test(text) ? text : fold(text, world));
 }
 
+/** The compromise internals used here, which its plugins may replace (package.json pins compromise exactly). */
 interface CompromiseOne {
   parseMatch: Compile;
   killUnicode: Fold;
   tokenize: { splitSentences: (text: string, world: unknown) => string[] };
 }
 
-// Both replace compromise's own, for every use of compromise in the thread (it has one world): after the date plugin,
-// whose words and rules the patterns compile against; nothing adds words or characters later.
 const parser = nlp.extend(datePlugin);
 const world = parser.world();
 const { one } = parser.methods() as { one: CompromiseOne };
 const { unicode } = (parser.model() as { one: { unicode: Record<string, string> } }).one;
+// Both replace compromise's own for every use of compromise in the thread (it has one world); installed after the
+// date plugin, whose words and rules the patterns compile against: nothing adds words or characters later.
 parser.extend({ methods: { one: { parseMatch: compiledOnce(one.parseMatch, 5000), killUnicode: foldedWhenNeeded(one.killUnicode, unicode) } } });
 
 /**
@@ -85,7 +86,8 @@ function periodsIn(text: string, anchor: Date): Found[] {
   for (const said of one.tokenize.splitSentences(text, world)) {
     if (!mayReferToPeriod(said)) continue;
     const doc = parser(said);
-    // Numbers as digits: the parser misses "two days ago" unless it ends the sentence, but not "2 days ago".
+    // Numbers as digits: the parser misses "two days ago" unless it ends the sentence, but not "2 days ago". Without a
+    // number word, toNumber changes nothing.
     if (doc.has('#TextValue')) doc.numbers().toNumber();
     doc.sentences().forEach((sentence: typeof doc) => {
       const pastTense = sentence.has('#PastTense') && !sentence.has('(#FutureTense|will|going)');
