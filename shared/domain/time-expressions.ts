@@ -7,7 +7,57 @@ export interface Period {
   to: string;
 }
 
+type Compile = (pattern: unknown, options?: object, world?: unknown) => object[];
+
+/**
+ * `compile` remembering the last `limit` patterns it compiled: compromise compiles a match pattern string on every
+ * match, a quarter of a date parse, though a parse uses the same few hundred patterns (82,029 compilations of 959
+ * strings for 401 texts). Each call gets its own copy of the tokens, as a fresh compilation would be: compromise's
+ * `growLeft`, `growRight` and `mergeIf` set `start` / `end` on the tokens they are given, and nothing changes what is
+ * inside a token. Bounded, because a pattern can be built from text.
+ */
+export function compiledOnce(compile: Compile, limit: number): Compile {
+  const kept = new Map<string, object[]>();
+  return (pattern, options, world) => {
+    if (typeof pattern !== 'string') return compile(pattern, options, world);
+    // A JSON object ends where it ends, so no two (options, pattern) pairs share a key.
+    const key = `${options === undefined ? '{}' : JSON.stringify(options)}${pattern}`;
+    let tokens = kept.get(key);
+    if (!tokens) {
+      tokens = compile(pattern, options, world);
+      if (kept.size >= limit) kept.delete(kept.keys().next().value!);
+      kept.set(key, tokens);
+    }
+    return tokens.map((token) => ({ ...token }));
+  };
+}
+
+type Fold = (text: string, world?: unknown) => string;
+
+/**
+ * `fold` (compromise's `killUnicode`, "Björk" → "Bjork", one character at a time through `table`) skipped for a text
+ * with no character the table changes: it runs on every pattern matched and every word, and splits and joins each.
+ */
+export function foldedWhenNeeded(fold: Fold, table: Record<string, string>): Fold {
+  const changed = Object.keys(table).filter((c) => table[c] && table[c] !== c);
+  const anyChanged = new RegExp(`[${changed.map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`);
+  return (text, world) => (text && !anyChanged.test(text) ? text : fold(text, world));
+}
+
+/** The compromise internals used here, which its plugins may replace (package.json pins compromise exactly). */
+interface CompromiseOne {
+  parseMatch: Compile;
+  killUnicode: Fold;
+  tokenize: { splitSentences: (text: string, world: unknown) => string[] };
+}
+
 const parser = nlp.extend(datePlugin);
+const world = parser.world();
+const { one } = parser.methods() as { one: CompromiseOne };
+const { unicode } = (parser.model() as { one: { unicode: Record<string, string> } }).one;
+// Both replace compromise's own for every use of compromise in the thread (it has one world); installed after the
+// date plugin, whose words and rules the patterns compile against: nothing adds words or characters later.
+parser.extend({ methods: { one: { parseMatch: compiledOnce(one.parseMatch, 5000), killUnicode: foldedWhenNeeded(one.killUnicode, unicode) } } });
 
 /**
  * Words without which a text names no calendar period. The date parser costs tens of milliseconds, so a query or a
@@ -30,22 +80,26 @@ const BARE = /^(?!.*(\d|\b(next|this|coming|upcoming|tomorrow)\b))/i;
 
 /** The calendar periods a text names, as compromise-dates reads them relative to `anchor` (UTC), in order. */
 function periodsIn(text: string, anchor: Date): Found[] {
-  if (!mayReferToPeriod(text)) return [];
   const today = anchor.toISOString().slice(0, 10);
   const found: Found[] = [];
-  const doc = parser(text);
-  // Numbers as digits: the parser misses "two days ago" unless it ends the sentence, but not "2 days ago".
-  doc.numbers().toNumber();
-  doc.sentences().forEach((sentence: typeof doc) => {
-    const pastTense = sentence.has('#PastTense') && !sentence.has('(#FutureTense|will|going)');
-    for (const { text: named, dates } of sentence.dates({ timezone: 'UTC', today }).json() as { text: string; dates?: { start?: string; end?: string } }[]) {
-      if (!dates?.start || !dates.end) continue;
-      const from = new Date(dates.start);
-      const to = new Date(dates.end);
-      if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from > to) continue;
-      found.push({ from: from.toISOString(), to: to.toISOString(), doubtful: pastTense && BARE.test(named) });
-    }
-  });
+  // Only the sentences with a time word: compromise tags each sentence on its own, so the others only cost time.
+  for (const said of one.tokenize.splitSentences(text, world)) {
+    if (!mayReferToPeriod(said)) continue;
+    const doc = parser(said);
+    // Numbers as digits: the parser misses "two days ago" unless it ends the sentence, but not "2 days ago". Without a
+    // number word, toNumber changes nothing.
+    if (doc.has('#TextValue')) doc.numbers().toNumber();
+    doc.sentences().forEach((sentence: typeof doc) => {
+      const pastTense = sentence.has('#PastTense') && !sentence.has('(#FutureTense|will|going)');
+      for (const { text: named, dates } of sentence.dates({ timezone: 'UTC', today }).json() as { text: string; dates?: { start?: string; end?: string } }[]) {
+        if (!dates?.start || !dates.end) continue;
+        const from = new Date(dates.start);
+        const to = new Date(dates.end);
+        if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from > to) continue;
+        found.push({ from: from.toISOString(), to: to.toISOString(), doubtful: pastTense && BARE.test(named) });
+      }
+    });
+  }
   return found;
 }
 

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sessionDate } from '../support/locomo.js';
 
 const dataPath = process.argv[2] ?? new URL('../../../shared/data/locomo/locomo-dev.json', import.meta.url).pathname;
 // EVAL_DATA_DIR keeps the store: a rerun then re-sends the turns (idempotent by turnId) and re-ends the sessions (one
@@ -42,16 +43,6 @@ const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: '
 const BUDGETS = [10, 25, 50] as const;
 const STRATEGIES = { hybrid: ['fulltext', 'vector'], bm25: ['fulltext'], vector: ['vector'] } as const;
 type Strategy = keyof typeof STRATEGIES;
-
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-
-/** "1:56 pm on 8 May, 2023" → Date (UTC). */
-function sessionDate(text: string): Date {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(text);
-  if (!m) throw new Error(`Unrecognised session date: ${text}`);
-  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
-  return new Date(Date.UTC(Number(m[6]), MONTHS.indexOf(m[5]!.toLowerCase()), Number(m[4]), hour, Number(m[2])));
-}
 
 /** Evidence ids, with the data set's few malformed entries ("D8:6; D9:17") split. */
 const evidenceIds = (qa: Qa): string[] => (qa.evidence ?? []).flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));

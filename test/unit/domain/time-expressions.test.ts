@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isWithin, mayReferToPeriod, overlaps, periodNamedIn, periodReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
+import { compiledOnce, foldedWhenNeeded, isWithin, mayReferToPeriod, overlaps, periodNamedIn, periodReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
 
 const now = new Date('2026-11-22T10:00:00Z');
 
@@ -49,12 +49,67 @@ describe('periodReferredTo', () => {
     expect(periodReferredTo('The clinic moved my appointment to 4 October.', said)).toEqual(day('2021-10-04'));
   });
 
+  it('reads each sentence with a time word, in its own tense, with number words as digits', () => {
+    const text = 'My sister visited with her two kids. We moved here three years ago! The barbecue on Saturday was a disaster.';
+    expect(periodReferredTo(text, said)?.from.slice(0, 4)).toBe('2018');
+    expect(periodReferredTo('Two friends came over. The barbecue on Saturday was a disaster', said)).toBeUndefined();
+  });
+
   it("leaves out a text without time words, the turn's own day, and a future reading of a sentence in the past tense", () => {
     expect(periodReferredTo('Honestly I just want a quiet evening with a book.', said)).toBeUndefined();
     expect(periodReferredTo('I have been knitting for ten years and today I sold a scarf', said)).toBeUndefined();
     // A bare weekday is read forward (next Saturday); told in the past tense it cannot be.
     expect(periodReferredTo('The barbecue on Saturday was a disaster', said)).toBeUndefined();
     expect(periodReferredTo('The barbecue on Saturday will be fun', said)).toEqual(day('2021-09-18'));
+  });
+});
+
+describe('compiledOnce', () => {
+  const counted = () => {
+    const compiled: string[] = [];
+    const compile = (pattern: unknown, options?: object) => {
+      compiled.push(`${JSON.stringify(options)} ${String(pattern)}`);
+      return String(pattern)
+        .split(' ')
+        .map((word) => ({ word, ...options }));
+    };
+    return { compiled, compile };
+  };
+
+  it('compiles a pattern once for the same options (none are the empty ones), and gives each call tokens of its own', () => {
+    const { compiled, compile } = counted();
+    const once = compiledOnce(compile, 10);
+    const first = once('#Date here', {});
+    (first[0] as { start?: boolean }).start = true; // as compromise's growRight does
+    expect(once('#Date here', {})).toEqual([{ word: '#Date' }, { word: 'here' }]);
+    expect(once('#Date here', { fuzzy: 0.8 })).toEqual([
+      { word: '#Date', fuzzy: 0.8 },
+      { word: 'here', fuzzy: 0.8 },
+    ]);
+    expect(once('#Date here')).toEqual([{ word: '#Date' }, { word: 'here' }]); // no options are compromise's {}
+    expect(compiled).toEqual(['{} #Date here', '{"fuzzy":0.8} #Date here']);
+  });
+
+  it('keeps only the last `limit` patterns, and passes what is not a string through', () => {
+    const { compiled, compile } = counted();
+    const once = compiledOnce(compile, 2);
+    for (const pattern of ['a', 'b', 'c', 'b', 'a']) once(pattern);
+    once(7);
+    once(7);
+    expect(compiled).toEqual(['undefined a', 'undefined b', 'undefined c', 'undefined a', 'undefined 7', 'undefined 7']);
+  });
+});
+
+describe('foldedWhenNeeded', () => {
+  it('gives what the fold gives, and folds only a text with a character the table changes', () => {
+    const folded: string[] = [];
+    const fold = (text: string) => {
+      folded.push(text);
+      return [...(text || '')].map((c) => ({ ö: 'o', é: 'e', i: 'i' })[c] ?? c).join('');
+    };
+    const whenNeeded = foldedWhenNeeded(fold, { ö: 'o', é: 'e', i: 'i' });
+    for (const text of ['Björk', 'in June', 'café', '']) expect(whenNeeded(text), text).toBe(fold(text));
+    expect(folded).toEqual(['Björk', 'Björk', 'in June', 'café', 'café', '', '']);
   });
 });
 
