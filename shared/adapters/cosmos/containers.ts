@@ -1,11 +1,14 @@
 import {
+  BulkOperationType,
   PartitionKeyDefinitionVersion,
   PartitionKeyKind,
   VectorEmbeddingDataType,
   VectorEmbeddingDistanceFunction,
   VectorIndexType,
+  type Container,
   type ContainerDefinition,
   type IndexingPolicy,
+  type OperationInput,
 } from '@azure/cosmos';
 
 /**
@@ -117,4 +120,19 @@ export function containerDefinitions(dimensions: number): ContainerDefinition[] 
 export function statusOf(error: unknown): number | undefined {
   const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
   return typeof code === 'number' ? code : undefined;
+}
+
+/**
+ * Runs a transactional batch of creates, led by a read of the item they follow when there is one: true when every
+ * operation succeeded, false when the batch lost a race (a create's id was taken, 409, or the item read is gone, 404:
+ * a forget purged the stream after the writer planned), else throws. A failed batch does not throw: the failing
+ * operation carries its status, the others 424.
+ */
+export async function createdInBatch(container: Container, partitionKey: string, operations: OperationInput[], what: string): Promise<boolean> {
+  const response = await container.items.batch(operations, partitionKey);
+  const statuses = (response.result ?? []).map((r) => r.statusCode);
+  if (statuses.length === operations.length && statuses.every((s) => s >= 200 && s < 300)) return true;
+  if (response.code === 409 || statuses.includes(409)) return false;
+  if (operations[0]?.operationType === BulkOperationType.Read && statuses[0] === 404) return false;
+  throw new Error(`${what} batch failed: HTTP ${response.code ?? '?'}, operation statuses ${statuses.join(',')}`);
 }

@@ -3,7 +3,7 @@ import { BulkOperationType, type Container, type JSONObject, type OperationInput
 import { SlotEvent } from '../../contracts/slots.js';
 import type { SlotStore } from '../../application/slot-ports.js';
 import { keyOf, slotSortKey, type SlotKey } from '../../domain/slots.js';
-import { statusOf } from './containers.js';
+import { createdInBatch } from './containers.js';
 
 /** The slot within its partition: scope, owner ('' for none) and name ('|' is not in the Id alphabet). */
 const streamOf = (key: SlotKey) => [key.scope, key.owner ?? '', key.name].join('|');
@@ -66,26 +66,13 @@ export class CosmosSlotStore implements SlotStore {
       ...(scope === 'session' && owner !== null && { sessionId: owner }),
       event,
     };
-    if (version === 1) {
-      try {
-        await this.container.items.create(doc);
-        return true;
-      } catch (error) {
-        if (statusOf(error) === 409) return false;
-        throw error;
-      }
-    }
-    // With a read of the version before, in one transactional batch: a stream a forget purged after the writer read its
-    // head refuses the write (404) as a taken version does (409), and the writer decides again over an empty stream.
+    // With a read of the version before: a stream a forget purged after the writer read its head refuses the write as a
+    // taken version does, and the writer decides again over an empty stream.
     const operations: OperationInput[] = [
-      { operationType: BulkOperationType.Read, id: eventId(key, version - 1), partitionKey: key.partition },
+      ...(version > 1 ? [{ operationType: BulkOperationType.Read, id: eventId(key, version - 1), partitionKey: key.partition } as const] : []),
       { operationType: BulkOperationType.Create, resourceBody: doc as unknown as JSONObject },
     ];
-    const response = await this.container.items.batch(operations, key.partition);
-    const statuses = (response.result ?? []).map((r) => r.statusCode);
-    if (statuses.length === operations.length && statuses.every((s) => s >= 200 && s < 300)) return true;
-    if (statuses[0] === 404 || statuses.includes(409)) return false;
-    throw new Error(`Slot batch failed: HTTP ${response.code ?? '?'}, operation statuses ${statuses.join(',')}`);
+    return createdInBatch(this.container, key.partition, operations, 'Slot');
   }
 
   async heads(partitions: readonly string[], limit: number, after?: string): Promise<SlotEvent[]> {

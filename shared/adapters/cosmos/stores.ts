@@ -5,7 +5,7 @@ import { InteractionDocument } from '../../contracts/interactions.js';
 import { SessionDocument } from '../../contracts/sessions.js';
 import { conflict, MemoryError, sessionEnded } from '../../domain/errors.js';
 import type { AppendOutcome, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
-import { COSMOS_CONTAINERS, statusOf } from './containers.js';
+import { COSMOS_CONTAINERS, createdInBatch, statusOf } from './containers.js';
 import { CosmosSearchIndex, INTERACTION_VECTOR_KIND, interactionDocument, interactionVectorDocuments } from './search.js';
 import { withFloat32Vectors } from './vectors.js';
 import { CosmosInsightStore, CosmosSessionDirectory } from './insights.js';
@@ -146,16 +146,7 @@ export class CosmosEventStore implements EventStore {
   /** Writes documents with consecutive seqs; returns how many of them, from the first, were written (fewer: a seq was taken). */
   private async write(userId: string, docs: readonly EventDocument[]): Promise<number> {
     if (docs.length === 0) return 0;
-    if (this.atomicBatches) {
-      // A failed transactional batch does not throw: the failing operation carries its status, the others 424.
-      const operations = eventBatchOperations(docs);
-      const response = await this.container.items.batch(operations, userId);
-      const statuses = (response.result ?? []).map((r) => r.statusCode);
-      if (statuses.length === operations.length && statuses.every((s) => s >= 200 && s < 300)) return docs.length;
-      if (response.code === 409 || statuses.includes(409)) return 0;
-      if (operations.length > docs.length && statuses[0] === 404) return 0; // the stream was purged: plan again
-      throw new Error(`Event batch failed: HTTP ${response.code ?? '?'}, operation statuses ${statuses.join(',')}`);
-    }
+    if (this.atomicBatches) return (await createdInBatch(this.container, userId, eventBatchOperations(docs), 'Event')) ? docs.length : 0;
     // Not atomic (the wire fake): the same check of the event before, then the creates.
     const [first] = docs;
     if (first && first.seq > 1 && !(await this.exists(eventId(first.sessionId, first.seq - 1), userId))) return 0;
