@@ -24,6 +24,16 @@ export type OperationAccepted = z.infer<typeof OperationAccepted>;
 export const OperationProgress = z.object({ step: z.enum(['purging', 'grace']), round: z.number().int().positive(), until: z.iso.datetime().optional() });
 export type OperationProgress = z.infer<typeof OperationProgress>;
 
+/**
+ * The `progress` of an orchestrator's custom status: none when it set none, or one this version does not know (an
+ * orchestrator of another deployment still running, or the empty status some hosts report): a status read never fails
+ * on it.
+ */
+export function progressOf(customStatus: unknown): { progress?: OperationProgress } {
+  const parsed = OperationProgress.safeParse(customStatus);
+  return parsed.success ? { progress: parsed.data } : {};
+}
+
 /** GET /operations/{id} */
 export const OperationStatus = z.object({
   operationId: z.string(),

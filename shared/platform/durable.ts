@@ -1,7 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { OrchestrationClient } from '../application/operation-ports.js';
-import { OperationProgress, type OperationStatus } from '../contracts/operations.js';
+import { progressOf, type OperationStatus } from '../contracts/operations.js';
 
 let local: OrchestrationClient | undefined;
 
@@ -41,7 +41,7 @@ export function orchestrationClient(ctx: InvocationContext): OrchestrationClient
       status: STATUS[String(s.runtimeStatus)] ?? 'running',
       createdAt: new Date(s.createdTime).toISOString(),
       updatedAt: new Date(s.lastUpdatedTime).toISOString(),
-      ...(s.customStatus !== undefined && s.customStatus !== null && { progress: OperationProgress.parse(s.customStatus) }),
+      ...progressOf(s.customStatus),
       ...(s.output !== undefined && s.output !== null && { output: s.output }),
       ...(s.input !== undefined && { input: s.input }),
       ...(String(s.runtimeStatus) === 'Failed' && { error: typeof s.output === 'string' ? s.output : 'failed' }),

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationContext } from '@azure/functions';
 import type { OrchestrationClient } from '../../application/operation-ports.js';
-import { OperationProgress, type OperationStatus } from '../../contracts/operations.js';
+import { progressOf, type OperationStatus } from '../../contracts/operations.js';
 import type { ActivityHandler, FunctionDescriptor, OrchestrationHandler } from '../functions.js';
 import type { DurableStateStore, HistoryEvent, InstanceState } from './durable-state.js';
 import { invocationContext } from './invocation.js';
@@ -136,7 +136,7 @@ export class LocalDurableRunner implements OrchestrationClient {
       status: s.status,
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
-      ...(s.customStatus !== undefined && { progress: OperationProgress.parse(s.customStatus) }),
+      ...progressOf(s.customStatus),
       ...(s.output !== undefined && { output: s.output }),
       ...(s.error !== undefined && { error: s.error }),
       ...(s.input !== undefined && { input: s.input }),
