@@ -177,6 +177,27 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     },
   );
 
+  // A slot's stream starts at version 1 again after a forget: another client's writes of the same slot may take the
+  // refused write's version, or go past it, before its check. Its identity, not its version or its time, tells it.
+  it.each([1, 2])(
+    "slot: written under the tombstone, purged with its tombstone cleared before the check after the write, and the same slot written %i time(s) anew in the same millisecond: 409, and the new value is kept",
+    async (writes) => {
+      const key = { userId: `u-slot-anew-${writes}`, sessionId: 'gone' };
+      const sameTime = { ...runtime, clock: { now: () => new Date('2026-03-01T09:00:00.000Z') } };
+      const slot = (forgets: ForgetStore, value: string) =>
+        putSlot({ ...sameTime, forgets }, LOCAL_PRINCIPAL, key.userId, 'plan', { scope: 'session', sessionId: key.sessionId }, { value }, {});
+      const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
+      const writing = settled(slot(forgets, 'purged'));
+      await Promise.race([look.reached, writing]);
+      expect(await forgetToEnd(runtime, key)).toBe(1);
+      for (let n = 1; n <= writes; n++) expect((await slot(runtime.forgets, 'anew')).slot.version).toBe(n);
+      look.release();
+      // On main's code (Cosmos DB) the check read the head, at the refused write's version (same time) or past it: 200.
+      expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+      expect(await getSlot(runtime, LOCAL_PRINCIPAL, key.userId, 'plan', { scope: 'session', sessionId: key.sessionId })).toMatchObject({ value: 'anew', version: writes });
+    },
+  );
+
   it("append: its check after the write finds the tombstone; the forget completes and a client's next append is accepted before the check answers: that append is kept", async () => {
     const key = { userId: 'u-next', sessionId: 'gone' };
     const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'after the look');
