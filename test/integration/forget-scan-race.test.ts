@@ -3,6 +3,7 @@ import { FORGET_IN_PROGRESS } from '../../shared/adapters/postgres/forget.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, DEAD_PROJECTOR_MS, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
+import type { ChatModel } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
@@ -157,6 +158,54 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     expect(total(await runtime.forgets.scan(key))).toBe(0);
     expect(await runtime.forgets.forgetting(key)).toBe(false);
     expect(await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'ACKNOWLEDGED', turnId: 't-acknowledged' }] })).toEqual({ accepted: [{ turnId: 't-acknowledged', seq: 1 }] });
+  });
+
+  it("two projectors both overtaken, the later one having recorded decisions and enlisted with the earlier one's tombstone: the earlier one's purge takes them, and nothing is left", async () => {
+    const key = { userId: 'u-scan-race-two', sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+    // The earlier projector is held before its embeddings, then right after it recorded its own tombstone.
+    const ownTombstone = gate();
+    const earlierForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+        const recorded = await runtime.forgets.markForgetting(...args);
+        if (recorded) await ownTombstone.hold();
+        return recorded;
+      },
+    });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
+    written.release();
+    const earlier = projectSession({ ...runtime, embedder, sessions, forgets: earlierForgets }, key);
+    await embedding.reached;
+    // The later projector (a final prune, which summarises the partial window) is held in its window's model call, and
+    // later before it enlists.
+    const modelCall = gate();
+    const chat: ChatModel = Object.assign(Object.create(runtime.chat) as ChatModel, {
+      run: (async (task, input) => (task === 'windowMetadata' && (await modelCall.hold()), runtime.chat.run(task, input))) as ChatModel['run'],
+    });
+    const laterEnlists = gate();
+    const laterForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      enlist: async (k: typeof key) => (await laterEnlists.hold(), runtime.forgets.enlist(k)),
+    });
+    const later = projectSession({ ...runtime, chat, forgets: laterForgets }, key, { final: true });
+    await modelCall.reached;
+    await beginForget(runtime, key);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
+    // The later one records its window's summary as the start of a new stream and finds its event gone; the earlier one
+    // writes, finds its event gone and records its own tombstone.
+    modelCall.release();
+    await laterEnlists.reached;
+    embedding.release();
+    await ownTombstone.reached;
+    // The later one enlists with the earlier one's tombstone and leaves the purge to it.
+    laterEnlists.release();
+    await later;
+    ownTombstone.release();
+    await earlier;
+    // On main's code the earlier one took the later one's decisions for a client's and left them: the summary of a
+    // forgotten turn, in the stream and the session's rows.
+    expect(await runtime.events.read(key, 0)).toEqual([]);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
   });
 
   it("a projector's tombstone older than any invocation (one that died holding it) is cleared by the session's DELETE; a live one's is left to its projector", async () => {
