@@ -159,7 +159,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
   );
 
   // An end request's key is the session's one `@end`: a session written anew and ended again holds it at the same seq,
-  // and is taken for kept (the session is ended, as asked). The end's own case follows.
+  // and is taken for kept (the session is ended, as asked; pinned below). The end's own cases follow.
   it.each((Object.keys(WRITERS) as Writer[]).filter((w) => w !== 'end'))(
     '%s: the write lands under the tombstone and the forget purges it and clears its tombstone before the check after the write: 409, not an answer for what is gone',
     async (writer) => {
@@ -224,6 +224,25 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(await writing).toMatchObject({ code: 'forget_in_progress' });
     const events = await runtime.events.read(key, 0);
     expect(events.map((e) => e.type)).toEqual(['TurnAppended']);
+  });
+
+  // Kept on purpose: the answer is the one the request gets arriving after the forget (ending an ended session records
+  // nothing and answers the same operation), and what it asked for, the session ended, holds.
+  it('end: the request lands under the tombstone, the forget purges it and clears its tombstone, and the session is written anew and ended again (its `@end` at the same seq) before the check: answered as the end of the ended session', async () => {
+    const key = { userId: 'u-gone-end-again', sessionId: 'gone' };
+    const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
+    const writing = WRITERS.end(runtime, key, forgets, 'purged').catch((error: unknown) => error);
+    await Promise.race([look.reached, writing]);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
+    await WRITERS.end(runtime, key, runtime.forgets, 'anew');
+    const ended = (await runtime.events.read(key, 0)).find((e) => e.type === 'SessionEndRequested');
+    look.release();
+    // PostgreSQL's guard refuses the request under the tombstone: it was never written.
+    if (postgres) expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+    else expect(await writing).toEqual(await endSession(runtime, orchestrations, key, 'client'));
+    expect(await readable(runtime, key, 'end', 'purged')).toBe(false);
+    expect(await readable(runtime, key, 'end', 'anew')).toBe(true);
+    expect((await runtime.events.read(key, 0)).filter((e) => e.type === 'SessionEndRequested')).toEqual([ended]);
   });
 
   it("snapshot: a user forget's tombstone comes after the snapshot's first check and its scan before the write lands: 409, the forget purges it in another round, and nothing is left", async () => {
