@@ -208,6 +208,49 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     expect(await runtime.forgets.forgetting(key)).toBe(false);
   });
 
+  // Left as it is (README, Forget, Races left): neither the append nor the projector can tell, when it must, whether
+  // the projector's purge takes the turns, so the 409 means what a timeout means, and the retry gets their seqs back.
+  it("an append written before an overtaken projector's look at the stream and enlisting with its own tombstone: 409 on Cosmos DB, its turns stay, and the retry with the same ids gets their seqs", async () => {
+    const key = { userId: 'u-scan-race-refused', sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+    const ownTombstone = gate();
+    const projectorForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+        const recorded = await runtime.forgets.markForgetting(...args);
+        if (recorded) await ownTombstone.hold();
+        return recorded;
+      },
+    });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
+    written.release();
+    const projecting = projectSession({ ...runtime, embedder, sessions, forgets: projectorForgets }, key);
+    await embedding.reached;
+    await beginForget(runtime, key);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
+    // A client's append lands on the new stream and is held before it enlists (PostgreSQL: it never enlists).
+    const enlisting = gate();
+    const appendForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      enlist: async (k: typeof key) => (await enlisting.hold(), runtime.forgets.enlist(k)),
+    });
+    const turns = [{ role: 'user' as const, content: 'a second life', turnId: 't-second' }];
+    const appending = appendTurns({ ...runtime, forgets: appendForgets }, key, { turns }).catch((error: unknown) => error);
+    await Promise.race([enlisting.reached, appending]);
+    // The projector writes, finds its event gone and records its own tombstone; the append enlists with it.
+    embedding.release();
+    await ownTombstone.reached;
+    enlisting.release();
+    const answer = await appending;
+    ownTombstone.release();
+    await projecting;
+    // The projector found a client's turn in the stream and left it; on PostgreSQL the append was answered 202.
+    const kept = (await runtime.events.read(key, 0)).filter((e) => e.type === 'TurnAppended').map((e) => e.data.turnId);
+    expect(kept).toEqual(['t-second']);
+    if (runtime.forgets.refusesWritesItself) expect(answer).toEqual({ accepted: [{ turnId: 't-second', seq: 1 }] });
+    else expect(answer).toMatchObject({ code: 'forget_in_progress' });
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+    expect(await appendTurns(runtime, key, { turns })).toEqual({ accepted: [{ turnId: 't-second', seq: 1 }] });
+  });
+
   it("a projector's tombstone older than any invocation (one that died holding it) is cleared by the session's DELETE; a live one's is left to its projector", async () => {
     const key = { userId: 'u-scan-race-dead', sessionId: 'gone' };
     const now = runtime.clock.now().getTime();
