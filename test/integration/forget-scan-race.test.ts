@@ -230,7 +230,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     // A client's append lands on the new stream and is held before it enlists (PostgreSQL: it never enlists).
     const enlisting = gate();
     const appendForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
-      enlist: async (k: typeof key) => (await enlisting.hold(), runtime.forgets.enlist(k)),
+      enlist: async (...args: Parameters<ForgetStore['enlist']>) => (await enlisting.hold(), runtime.forgets.enlist(...args)),
     });
     const turns = [{ role: 'user' as const, content: 'a second life', turnId: 't-second' }];
     const appending = appendTurns({ ...runtime, forgets: appendForgets }, key, { turns }).catch((error: unknown) => error);

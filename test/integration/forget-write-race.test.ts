@@ -101,7 +101,7 @@ function watchedForgets(runtime: Runtime, beforeWrite: () => Promise<unknown>, h
       await beforeWrite();
       return seen;
     },
-    enlist: (key: SessionKey) => held(() => runtime.forgets.enlist(key)),
+    enlist: (...args: Parameters<ForgetStore['enlist']>) => held(() => runtime.forgets.enlist(...args)),
   });
   return { forgets, look };
 }
@@ -337,6 +337,42 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(blobs.names().filter((n) => n.startsWith(`${key.userId}/`))).toEqual([]);
     expect(removed.blobs).toBe(postgres ? 0 : 1);
   });
+
+  it.each(['memory', 'restore', 'slot'] as const)(
+    "%s: written after the forget, its check after the write while only an overtaken projector's own tombstone is there: accepted and kept (that projector's purge keeps a client's items)",
+    async (writer) => {
+      const key = { userId: `u-overtaken-${writer}`, sessionId: 'gone' };
+      await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+      const ownTombstone = gate();
+      const projectorForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+        markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+          const recorded = await runtime.forgets.markForgetting(...args);
+          if (recorded) await ownTombstone.hold();
+          return recorded;
+        },
+      });
+      const { embedding, written, embedder, sessions } = heldProjector(runtime);
+      written.release();
+      const projecting = projectSession({ ...runtime, embedder, sessions, forgets: projectorForgets }, key);
+      await embedding.reached;
+      await beginForget(runtime, key);
+      expect(await forgetToEnd(runtime, key)).toBe(1);
+      // The client's write lands, and its check after the write is held until the projector has recorded its tombstone
+      // (PostgreSQL: the writer does not look after its write).
+      const { forgets, look } = watchedForgets(runtime, async () => {}, 'before the look');
+      const writing = settled(WRITERS[writer](runtime, key, forgets, 'beside'));
+      await Promise.race([look.reached, writing]);
+      embedding.release();
+      await ownTombstone.reached;
+      look.release();
+      // On main's code (Cosmos DB) it enlisted with the projector's tombstone: 409, and kept all the same.
+      expect(await writing).toBeNull();
+      ownTombstone.release();
+      await projecting;
+      expect(await readable(runtime, key, writer, 'beside')).toBe(true);
+      expect(await runtime.forgets.forgetting(key)).toBe(false);
+    },
+  );
 
   it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {
     const key = { userId: 'u-overtaken', sessionId: 'gone' };
