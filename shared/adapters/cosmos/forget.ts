@@ -167,10 +167,10 @@ export class CosmosForgetStore implements ForgetStore {
     return resource;
   }
 
-  /** Ids of the tombstones that cover the session: its user's and its own, of each owner. */
-  /** The tombstones that cover the session (of `owners`, all by default): the user's forget's, the session's forget's and projectors'. */
+  /** Ids of the tombstones that cover the session, of `owners` (all by default): its user's forget's, its own forget's and projectors'. */
   private async tombstones(key: SessionKey, owners: readonly TombstoneOwner[] = ['forget', 'projector']): Promise<string[]> {
-    const ids = [...(owners.includes('forget') ? [tombstoneId(undefined, 'forget'), tombstoneId(key.sessionId, 'forget')] : []), ...(owners.includes('projector') ? [tombstoneId(key.sessionId, 'projector')] : [])];
+    const covering = { forget: [tombstoneId(undefined, 'forget'), tombstoneId(key.sessionId, 'forget')], projector: [tombstoneId(key.sessionId, 'projector')] };
+    const ids = owners.flatMap((owner) => covering[owner]);
     const names = ids.map((_, i) => `@id${i}`);
     const rows = await this.query<{ id: string }>(
       this.forgets,
