@@ -47,9 +47,9 @@ export interface ForgetStore {
    * a tombstone of the session's user or of the session was there to enlist with (its forget purges what was written
    * before); false when there was none, and nobody will purge the write. A store that refuses writes itself
    * (PostgreSQL) only answers whether one is there: a write it took committed before the tombstone, so the purge that
-   * follows the tombstone deletes it.
+   * follows the tombstone deletes it. `owners`: only with the tombstones of these owners (all by default).
    */
-  enlist(key: SessionKey): Promise<boolean>;
+  enlist(key: SessionKey, owners?: readonly TombstoneOwner[]): Promise<boolean>;
   /** The sessions of the scope that have events or a session document (ids only), before anything is deleted. */
   sessions(scope: ForgetScope): Promise<string[]>;
   /** Names of the Blob Storage blobs the scope's artifacts (and the blob sweep's queue) name. */

@@ -4,7 +4,7 @@ import { Id, type SessionKey } from '../contracts/ids.js';
 import { ForgetInput, forgetInstanceId, ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js';
 import { forgetInProgress } from '../domain/errors.js';
 import type { DetailMemory } from './artifact-ports.js';
-import type { ForgetConfig, ForgetScope, ForgetStore, StoreCounts } from './forget-ports.js';
+import type { ForgetConfig, ForgetScope, ForgetStore, StoreCounts, TombstoneOwner } from './forget-ports.js';
 import type { OrchestrationClient } from './operation-ports.js';
 import type { Clock, Deps, EventStore } from './ports.js';
 import { eraseFromInitBlocks } from './project-session.js';
@@ -171,12 +171,14 @@ export async function refuseWhileForgetting(deps: { forgets?: ForgetStore }, key
  * have purged the write and cleared its tombstone already: `stillThere` reads the write back, and it is refused the
  * same way unless all of it is there. A 409 thus does not say that nothing was written: the client retries with the
  * same ids, as after a timeout (an overtaken projector's own tombstone, see `forgetIfOvertaken`, keeps a stream that
- * holds a client's events, so a refused append's events may stay).
+ * holds a client's events, so a refused append's events may stay). `purgedBy`: the owners whose purge takes the write.
+ * A forget's takes everything of its scope; an overtaken projector's only the session's events, and keeps a client's
+ * memories and slots, so those enlist with the forgets' tombstones alone (the default) and are not refused under it.
  */
-export async function refuseUnlessKept(deps: { forgets?: ForgetStore }, key: SessionKey, stillThere: () => Promise<boolean>): Promise<void> {
+export async function refuseUnlessKept(deps: { forgets?: ForgetStore }, key: SessionKey, stillThere: () => Promise<boolean>, purgedBy: readonly TombstoneOwner[] = ['forget']): Promise<void> {
   const forgets = deps.forgets;
   if (!forgets || forgets.refusesWritesItself) return;
-  if ((await forgets.enlist(key)) || !(await stillThere())) throw forgetInProgress(key.userId, key.sessionId);
+  if ((await forgets.enlist(key, purgedBy)) || !(await stillThere())) throw forgetInProgress(key.userId, key.sessionId);
 }
 
 /** A client's event as the store answered it: its seq, and its key (a turn's `turnId`, `@handoff:<id>`, `@end`). */
@@ -192,6 +194,8 @@ export interface WrittenEvent {
  * between them too.)
  */
 export async function refuseUnlessEventsKept(deps: { forgets?: ForgetStore; events: Pick<EventStore, 'read'> }, key: SessionKey, written: readonly WrittenEvent[]): Promise<void> {
+  // An overtaken projector's purge takes the session's events too.
+  const purgedBy = ['forget', 'projector'] as const;
   await refuseUnlessKept(deps, key, async () => {
     if (written.length === 0) return true;
     const seqs = written.map((w) => w.seq);
@@ -199,5 +203,5 @@ export async function refuseUnlessEventsKept(deps: { forgets?: ForgetStore; even
     const held = await deps.events.read(key, first - 1, Math.max(...seqs) - first + 1);
     const keyAt = new Map(held.map((e) => [e.metadata.seq, eventKey(e)]));
     return written.every((w) => keyAt.get(w.seq) === w.eventKey);
-  });
+  }, purgedBy);
 }

@@ -1,4 +1,4 @@
-import { isTurn, MemoryEvent, SCHEMA_VERSION, type EventDraft, type InteractionSummarised, type SessionSummarised, type TurnAppended } from '../contracts/events.js';
+import { isClientEvent, isTurn, MemoryEvent, SCHEMA_VERSION, type EventDraft, type InteractionSummarised, type SessionSummarised, type TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
 import type { InteractionDocument } from '../contracts/interactions.js';
 import type { SessionDocument } from '../contracts/sessions.js';
@@ -370,7 +370,7 @@ async function projectSlice(deps: ProjectionDeps, key: SessionKey, options: Proj
       turnsFirst = true;
       interactionsWritten += early.interactions;
       if (options.deferWindows) {
-        if (projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin, decided);
+        if (projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin);
         return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten, pending: true };
       }
       // The document just written is this fold: deciding from it, then reading the decisions back, needs no new load.
@@ -379,12 +379,12 @@ async function projectSlice(deps: ProjectionDeps, key: SessionKey, options: Proj
     // summarised too). They are recorded at the stream's end: a slice that reached it is read again to fold them.
     if ((await decide(deps, key, loaded.session, loaded.events, final, decided)) && !loaded.more) {
       // A forget that ran while the model was called left the decisions as the start of a new stream: forget them.
-      if (await forgetIfOvertaken(deps, key, origin, decided)) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten, pending: false };
+      if (await forgetIfOvertaken(deps, key, origin)) return { projectedThroughSeq: 0, chunkedThroughSeq: 0, interactionsWritten, pending: false };
       continue;
     }
     const written = await write(deps, key, loaded, decided);
     if (written !== null) {
-      if (decided.length > 0 || projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin, decided);
+      if (decided.length > 0 || projectedThroughSeq !== loaded.before.projectedThroughSeq) await forgetIfOvertaken(deps, key, origin);
       return { projectedThroughSeq, chunkedThroughSeq, interactionsWritten: interactionsWritten + written.interactions, pending: loaded.more };
     }
     if (attempt >= MAX_WRITE_ATTEMPTS) throw conflict(`Session ${key.sessionId} is being projected concurrently`);
@@ -400,11 +400,12 @@ const sameEvent = (a: MemoryEvent, b: MemoryEvent) => a.metadata.seq === b.metad
  * started from, so it forgets what it wrote, the same way (a tombstone, the purge, its summary erased from other
  * sessions' init blocks, the tombstone cleared). A forget still in progress purges them itself: the projector enlists
  * with its tombstone (`ForgetStore.enlist`), so one whose last scan came before the writes does not clear it but
- * purges and scans again. A stream that holds events a client appended since the forget is left alone, and its purge
- * keeps the memories and slots a client wrote in the session since, so nothing acknowledged is lost. True when a
- * forget overtook the projector.
+ * purges and scans again. A stream that holds a client's event (`isClientEvent`) recorded since the forget is left
+ * alone, and its purge keeps the memories and slots a client wrote in the session since, so nothing acknowledged is
+ * lost; one of decisions alone is purged, another overtaken projector's too (it enlisted with this tombstone, or
+ * finds none and forgets the stream itself). True when a forget overtook the projector.
  */
-async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined, decided: readonly MemoryEvent[]): Promise<boolean> {
+async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: MemoryEvent | undefined): Promise<boolean> {
   const forgets = deps.forgets;
   if (!forgets || !origin) return false;
   const [held] = await deps.events.read(key, origin.metadata.seq - 1, 1);
@@ -423,8 +424,8 @@ async function forgetIfOvertaken(deps: ProjectionDeps, key: SessionKey, origin: 
     // Cleared as purged: another projector that enlisted with this tombstone since may have written after the purge.
     while (!cleared) {
       const version = await forgets.tombstoneVersion(scope, 'projector');
-      const stream = await deps.events.read(key, 0);
-      if (stream.every((e) => decided.some((d) => sameEvent(d, e)))) {
+      // Decisions alone (this projector's, or another overtaken one's) derive from the stream that is gone.
+      if (!(await deps.events.read(key, 0)).some(isClientEvent)) {
         // Not a client's memories and slots of the session: written after the forget, they are acknowledged.
         await forgets.purge(scope, { keepClientItems: true });
         // The summary this projector wrote may have been cited meanwhile by another session's init block.

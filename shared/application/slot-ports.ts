@@ -9,6 +9,8 @@ import type { SlotKey } from '../domain/slots.js';
 export interface SlotStore {
   /** The latest event of the slot's stream, or null when it has none. */
   head(key: SlotKey): Promise<SlotEvent | null>;
+  /** The event at `version` of the slot's stream, or null when it has none there. */
+  at(key: SlotKey, version: number): Promise<SlotEvent | null>;
   /**
    * Appends the event at `event.data.version` unless the stream already has that version: the optimistic append, so of
    * two writers that decided the same version exactly one gets true. A write refused under a forget is forget_in_progress.

@@ -6,7 +6,7 @@ import { decideDelete, decideWrite, liveSlot, scopedOf, slotKey, slotSortKey, to
 import { forbidden, type Principal } from './auth.js';
 import { refuseUnlessKept, refuseWhileForgetting } from './forget.js';
 import type { ForgetStore } from './forget-ports.js';
-import type { Clock } from './ports.js';
+import type { Clock, Ids } from './ports.js';
 import type { LoadDeps } from './project-session.js';
 import { decodeSlotCursor, encodeSlotCursor, type SlotStore } from './slot-ports.js';
 import { isAdmin, viewerFor } from './viewer.js';
@@ -14,6 +14,7 @@ import { isAdmin, viewerFor } from './viewer.js';
 export interface SlotDeps {
   slots: SlotStore;
   clock: Clock;
+  ids: Ids;
   forgets?: ForgetStore;
 }
 
@@ -39,17 +40,18 @@ function keyFor(principal: Principal, userId: string, name: string, query: SlotQ
 const ATTEMPTS = 5;
 
 /**
- * Appends what `decide` makes of the stream's latest event. A write that lost the race for its version decides again
- * over the new head: under `If-Match: <version>` or `If-None-Match: *` that decision is 412 (the winner moved the
- * version), an unconditional write lands after the winner's.
+ * Appends what `decide` makes of the stream's latest event, as the write `writeId` (the request's own id). A write that
+ * lost the race for its version decides again over the new head: under `If-Match: <version>` or `If-None-Match: *`
+ * that decision is 412 (the winner moved the version), an unconditional write lands after the winner's.
  */
-async function appendDecided<E extends SlotEvent>(deps: SlotDeps, key: SlotKey, decide: (head: SlotEvent | null) => E): Promise<{ event: E; head: SlotEvent | null }> {
+async function appendDecided<E extends SlotEvent>(deps: SlotDeps, key: SlotKey, decide: (head: SlotEvent | null, writeId: string) => E): Promise<{ event: E; head: SlotEvent | null }> {
   // Nothing is written for a user (or session) being forgotten: 409 forget_in_progress. Global slots are no user's.
   const forgotten = key.partition === GLOBAL_SLOT_PARTITION ? undefined : { userId: key.partition, sessionId: key.scope === 'session' ? key.owner! : '' };
   if (forgotten) await refuseWhileForgetting(deps, forgotten);
+  const writeId = deps.ids.newId();
   for (let attempt = 1; ; attempt++) {
     const head = await deps.slots.head(key);
-    const event = decide(head);
+    const event = decide(head, writeId);
     if (await deps.slots.append(event)) {
       if (forgotten) await refuseUnlessKept(deps, forgotten, () => stillHeld(deps.slots, key, event));
       return { event, head };
@@ -59,13 +61,11 @@ async function appendDecided<E extends SlotEvent>(deps: SlotDeps, key: SlotKey, 
 }
 
 /**
- * Whether the slot's stream still holds the event: its head is the event, or a later version (a write that came
- * after it). One read of the head; a stream forgotten and written past the event's version again is taken for kept.
+ * Whether the slot's stream still holds the event: the event at its version is this write's (`writeId`). A stream a
+ * forget purged may have been written again since, at that version or past it: the version and the time tell nothing.
  */
 async function stillHeld(slots: SlotStore, key: SlotKey, event: SlotEvent): Promise<boolean> {
-  const head = await slots.head(key);
-  if (!head) return false;
-  return head.data.version > event.data.version || (head.data.version === event.data.version && head.metadata.at === event.metadata.at && head.type === event.type);
+  return (await slots.at(key, event.data.version))?.metadata.writeId === event.metadata.writeId;
 }
 
 /** PUT a slot: 201 when this write created it (no live slot before), else 200; the body carries the new version. */
@@ -83,7 +83,7 @@ export async function putSlot(
   const agentId = agentOf(principal, query.agentId);
   const command = { value: body.value, ...(body.ttlClass && { ttlClass: body.ttlClass }), ...(agentId && { agentId }) };
   const now = deps.clock.now();
-  const { event, head } = await appendDecided(deps, key, (current) => decideWrite(current, key, command, condition, now));
+  const { event, head } = await appendDecided(deps, key, (current, writeId) => decideWrite(current, key, { ...command, writeId }, condition, now));
   return { slot: toSlot(event), created: liveSlot(head, now) === null };
 }
 
@@ -110,7 +110,7 @@ export async function deleteSlot(
   authorizeWrite(principal, key);
   const agentId = agentOf(principal, query.agentId);
   const now = deps.clock.now();
-  const { event } = await appendDecided(deps, key, (current) => decideDelete(current, key, condition, now, agentId));
+  const { event } = await appendDecided(deps, key, (current, writeId) => decideDelete(current, key, condition, now, { ...(agentId && { agentId }), writeId }));
   return { name, scope: key.scope, version: event.data.version, deleted: true };
 }
 
@@ -121,7 +121,7 @@ const HEADS_BATCH = 100;
  * The live slots `viewer` may see (canSee): its user's and the global ones, ordered by slot key, from `cursor` on; at
  * most `limit`, with the cursor of the next page when there is more.
  */
-async function visible(deps: SlotDeps, viewer: Viewer, limit: number, cursor?: string): Promise<{ items: SlotWritten[]; nextCursor: string | null }> {
+async function visible(deps: Pick<SlotDeps, 'slots' | 'clock'>, viewer: Viewer, limit: number, cursor?: string): Promise<{ items: SlotWritten[]; nextCursor: string | null }> {
   const now = deps.clock.now();
   const items: SlotWritten[] = [];
   let after = cursor === undefined ? undefined : decodeSlotCursor(cursor);

@@ -161,6 +161,9 @@ export type MemoryEvent = z.infer<typeof MemoryEvent>;
 
 export const isTurn = (e: MemoryEvent): e is TurnAppended => e.type === 'TurnAppended';
 
+/** The events a client's request records (a turn, a handoff, an end request); every other one is derived from them. */
+export const isClientEvent = (e: MemoryEvent): boolean => e.type === 'TurnAppended' || e.type === 'SessionHandoff' || e.type === 'SessionEndRequested';
+
 /** An event before the store gives it its place (seq, time) in the session. */
 export type EventDraft = MemoryEvent extends infer E ? (E extends MemoryEvent ? Pick<E, 'type' | 'data'> : never) : never;
 

@@ -100,6 +100,11 @@ const SlotEventMetadata = z.object({
   /** The agent the writer acted as, when it named one. */
   agentId: Id.optional(),
   at: z.iso.datetime(),
+  /**
+   * The request that wrote it, unique per write: the writer's check after its write recognises its own event by it (a
+   * forgotten stream is written again from version 1). Absent on events written before it was recorded.
+   */
+  writeId: Id.optional(),
 });
 
 const SlotIdentity = {

@@ -72,12 +72,20 @@ function check(live: SlotWritten | null, condition: SlotCondition): void {
   if (condition.ifMatch !== '*' && condition.ifMatch !== current) throw preconditionFailed(`The slot is at version ${current}, not ${condition.ifMatch}`, current);
 }
 
-export interface WriteSlot {
+/** Who writes: recorded in the event's metadata. */
+export interface SlotWriter {
+  /** The agent the writer acts as. */
+  agentId?: string;
+  /** The request's own id (see the event's `writeId`). */
+  writeId?: string;
+}
+
+export interface WriteSlot extends SlotWriter {
   value: SlotValue;
   ttlClass?: TtlClass;
-  /** The agent the writer acts as, recorded in the event. */
-  agentId?: string;
 }
+
+const writerOf = (writer: SlotWriter) => ({ ...(writer.agentId && { agentId: writer.agentId }), ...(writer.writeId && { writeId: writer.writeId }) });
 
 /**
  * Decides a write over the stream's latest event: the condition must hold against the live slot, the value must fit
@@ -102,19 +110,19 @@ export function decideWrite(head: SlotEvent | null, key: SlotKey, command: Write
       expiresAt: expiry?.toISOString() ?? null,
       version: nextVersion(head),
     },
-    metadata: { schemaVersion: 1, userId: key.partition, at: now.toISOString(), ...(command.agentId && { agentId: command.agentId }) },
+    metadata: { schemaVersion: 1, userId: key.partition, at: now.toISOString(), ...writerOf(command) },
   };
 }
 
 /** Decides a delete: the slot must be live (else 404, or 412 under If-Match) and the condition must hold. */
-export function decideDelete(head: SlotEvent | null, key: SlotKey, condition: Pick<SlotCondition, 'ifMatch'>, now: Date, agentId?: string): SlotDeleted {
+export function decideDelete(head: SlotEvent | null, key: SlotKey, condition: Pick<SlotCondition, 'ifMatch'>, now: Date, writer: SlotWriter = {}): SlotDeleted {
   const live = liveSlot(head, now);
   if (!live && condition.ifMatch === undefined) throw notFound(`Slot ${key.name}`);
   check(live, condition);
   return {
     type: 'SlotDeleted',
     data: { name: key.name, scope: key.scope, owner: key.owner, version: nextVersion(head) },
-    metadata: { schemaVersion: 1, userId: key.partition, at: now.toISOString(), ...(agentId && { agentId }) },
+    metadata: { schemaVersion: 1, userId: key.partition, at: now.toISOString(), ...writerOf(writer) },
   };
 }
 

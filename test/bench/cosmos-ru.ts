@@ -38,11 +38,13 @@ import { projectSession } from '../../shared/application/project-session.js';
 import { sessionsToServeAtOnce } from '../../shared/application/projection-scheduler.js';
 import { getContext } from '../../shared/application/get-context.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
+import { putSlot } from '../../shared/application/slots.js';
 import { completeSession, finalPrune, reflectSession, requestSessionEnd, summariseSession } from '../../shared/application/session-end.js';
 import type { Embedder } from '../../shared/application/ports.js';
 import { FactSearchBody } from '../../shared/contracts/facts.js';
 import type { MemoryEvent } from '../../shared/contracts/events.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
+import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { bytesOf, openRecordedCosmos, type CosmosRequest, type CosmosRequestRecorder } from '../support/cosmos-requests.js';
 import { role, rng, turnContent } from './fixtures.js';
@@ -363,6 +365,11 @@ async function main() {
       calls: await record(() => searchFacts(runtime, userId, FactSearchBody.parse({ query: 'When does Maria want to retire, and what about the mortgage?' }))),
     },
   ];
+
+  // A slot's second version: its head read, the batch (the version before read, the event created), the writer's checks.
+  const putPlan = (step: string) => putSlot(runtime, LOCAL_PRINCIPAL, userId, 'task_plan', { scope: 'user' }, { value: { steps: ['draft', step] } }, {});
+  await putPlan('outline');
+  rows.push({ operation: 'Slot write over version 1 (PUT …/slots/{name})', calls: await record(() => putPlan('edit')) });
 
   rows.push(...(await forgetRounds(runtime, record, { userId, sessionId: 'p1' })));
   const atOnce = await atOnceCheck(runtime, database, record);

@@ -3,6 +3,7 @@ import { FORGET_IN_PROGRESS } from '../../shared/adapters/postgres/forget.js';
 import { appendTurns } from '../../shared/application/append-turns.js';
 import { beginForget, DEAD_PROJECTOR_MS, purgeStores } from '../../shared/application/forget.js';
 import type { ForgetStore } from '../../shared/application/forget-ports.js';
+import type { ChatModel } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
@@ -157,6 +158,97 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     expect(total(await runtime.forgets.scan(key))).toBe(0);
     expect(await runtime.forgets.forgetting(key)).toBe(false);
     expect(await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'ACKNOWLEDGED', turnId: 't-acknowledged' }] })).toEqual({ accepted: [{ turnId: 't-acknowledged', seq: 1 }] });
+  });
+
+  it("two projectors both overtaken, the later one having recorded decisions and enlisted with the earlier one's tombstone: the earlier one's purge takes them, and nothing is left", async () => {
+    const key = { userId: 'u-scan-race-two', sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+    // The earlier projector is held before its embeddings, then right after it recorded its own tombstone.
+    const ownTombstone = gate();
+    const earlierForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+        const recorded = await runtime.forgets.markForgetting(...args);
+        if (recorded) await ownTombstone.hold();
+        return recorded;
+      },
+    });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
+    written.release();
+    const earlier = projectSession({ ...runtime, embedder, sessions, forgets: earlierForgets }, key);
+    await embedding.reached;
+    // The later projector (a final prune, which summarises the partial window) is held in its window's model call, and
+    // later before it enlists.
+    const modelCall = gate();
+    const chat: ChatModel = Object.assign(Object.create(runtime.chat) as ChatModel, {
+      run: (async (task, input) => (task === 'windowMetadata' && (await modelCall.hold()), runtime.chat.run(task, input))) as ChatModel['run'],
+    });
+    const laterEnlists = gate();
+    const laterForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      enlist: async (k: typeof key) => (await laterEnlists.hold(), runtime.forgets.enlist(k)),
+    });
+    const later = projectSession({ ...runtime, chat, forgets: laterForgets }, key, { final: true });
+    await modelCall.reached;
+    await beginForget(runtime, key);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
+    // The later one records its window's summary as the start of a new stream and finds its event gone; the earlier one
+    // writes, finds its event gone and records its own tombstone.
+    modelCall.release();
+    await laterEnlists.reached;
+    embedding.release();
+    await ownTombstone.reached;
+    // The later one enlists with the earlier one's tombstone and leaves the purge to it.
+    laterEnlists.release();
+    await later;
+    ownTombstone.release();
+    await earlier;
+    // On main's code the earlier one took the later one's decisions for a client's and left them: the summary of a
+    // forgotten turn, in the stream and the session's rows.
+    expect(await runtime.events.read(key, 0)).toEqual([]);
+    expect(total(await runtime.forgets.scan(key))).toBe(0);
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+  });
+
+  // Left as it is (README, Forget, Races left): neither the append nor the projector can tell, when it must, whether
+  // the projector's purge takes the turns, so the 409 means what a timeout means, and the retry gets their seqs back.
+  it("an append written before an overtaken projector's look at the stream and enlisting with its own tombstone: 409 on Cosmos DB, its turns stay, and the retry with the same ids gets their seqs", async () => {
+    const key = { userId: 'u-scan-race-refused', sessionId: 'gone' };
+    await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+    const ownTombstone = gate();
+    const projectorForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+        const recorded = await runtime.forgets.markForgetting(...args);
+        if (recorded) await ownTombstone.hold();
+        return recorded;
+      },
+    });
+    const { embedding, written, embedder, sessions } = heldProjector(runtime);
+    written.release();
+    const projecting = projectSession({ ...runtime, embedder, sessions, forgets: projectorForgets }, key);
+    await embedding.reached;
+    await beginForget(runtime, key);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
+    // A client's append lands on the new stream and is held before it enlists (PostgreSQL: it never enlists).
+    const enlisting = gate();
+    const appendForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+      enlist: async (...args: Parameters<ForgetStore['enlist']>) => (await enlisting.hold(), runtime.forgets.enlist(...args)),
+    });
+    const turns = [{ role: 'user' as const, content: 'a second life', turnId: 't-second' }];
+    const appending = appendTurns({ ...runtime, forgets: appendForgets }, key, { turns }).catch((error: unknown) => error);
+    await Promise.race([enlisting.reached, appending]);
+    // The projector writes, finds its event gone and records its own tombstone; the append enlists with it.
+    embedding.release();
+    await ownTombstone.reached;
+    enlisting.release();
+    const answer = await appending;
+    ownTombstone.release();
+    await projecting;
+    // The projector found a client's turn in the stream and left it; on PostgreSQL the append was answered 202.
+    const kept = (await runtime.events.read(key, 0)).filter((e) => e.type === 'TurnAppended').map((e) => e.data.turnId);
+    expect(kept).toEqual(['t-second']);
+    if (runtime.forgets.refusesWritesItself) expect(answer).toEqual({ accepted: [{ turnId: 't-second', seq: 1 }] });
+    else expect(answer).toMatchObject({ code: 'forget_in_progress' });
+    expect(await runtime.forgets.forgetting(key)).toBe(false);
+    expect(await appendTurns(runtime, key, { turns })).toEqual({ accepted: [{ turnId: 't-second', seq: 1 }] });
   });
 
   it("a projector's tombstone older than any invocation (one that died holding it) is cleared by the session's DELETE; a live one's is left to its projector", async () => {

@@ -149,7 +149,12 @@ export function describeForgetStoreContract(name: string, open: () => Promise<Fo
       const user = freshUser();
       const key = { userId: user, sessionId: 's1' };
       expect(await b.forgets.markForgetting(key, 'projector', at)).toBe(true);
+      // A writer that enlists only with the forgets' tombstones finds none, and leaves the projector's as it was.
+      const projector = await b.forgets.tombstoneVersion(key, 'projector');
+      expect(await b.forgets.enlist(key, ['forget'])).toBe(false);
+      expect(await b.forgets.tombstoneVersion(key, 'projector')).toBe(projector);
       expect(await b.forgets.markForgetting(key, 'forget', at)).toBe(true);
+      expect(await b.forgets.enlist(key, ['forget'])).toBe(true);
       expect(await b.forgets.markForgetting(key, 'projector', at)).toBe(false);
       const forget = await b.forgets.tombstoneVersion(key, 'forget');
       expect(await b.forgets.clearForgetting(key, 'projector', (await b.forgets.tombstoneVersion(key, 'projector'))!)).toBe(true);

@@ -101,7 +101,7 @@ function watchedForgets(runtime: Runtime, beforeWrite: () => Promise<unknown>, h
       await beforeWrite();
       return seen;
     },
-    enlist: (key: SessionKey) => held(() => runtime.forgets.enlist(key)),
+    enlist: (...args: Parameters<ForgetStore['enlist']>) => held(() => runtime.forgets.enlist(...args)),
   });
   return { forgets, look };
 }
@@ -159,7 +159,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
   );
 
   // An end request's key is the session's one `@end`: a session written anew and ended again holds it at the same seq,
-  // and is taken for kept (the session is ended, as asked). The end's own case follows.
+  // and is taken for kept (the session is ended, as asked; pinned below). The end's own cases follow.
   it.each((Object.keys(WRITERS) as Writer[]).filter((w) => w !== 'end'))(
     '%s: the write lands under the tombstone and the forget purges it and clears its tombstone before the check after the write: 409, not an answer for what is gone',
     async (writer) => {
@@ -174,6 +174,27 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
       expect(await writing).toMatchObject({ code: 'forget_in_progress' });
       expect(await readable(runtime, key, writer, 'purged')).toBe(false);
       expect(await readable(runtime, key, writer, 'anew')).toBe(true);
+    },
+  );
+
+  // A slot's stream starts at version 1 again after a forget: another client's writes of the same slot may take the
+  // refused write's version, or go past it, before its check. Its identity, not its version or its time, tells it.
+  it.each([1, 2])(
+    "slot: written under the tombstone, purged with its tombstone cleared before the check after the write, and the same slot written %i time(s) anew in the same millisecond: 409, and the new value is kept",
+    async (writes) => {
+      const key = { userId: `u-slot-anew-${writes}`, sessionId: 'gone' };
+      const sameTime = { ...runtime, clock: { now: () => new Date('2026-03-01T09:00:00.000Z') } };
+      const slot = (forgets: ForgetStore, value: string) =>
+        putSlot({ ...sameTime, forgets }, LOCAL_PRINCIPAL, key.userId, 'plan', { scope: 'session', sessionId: key.sessionId }, { value }, {});
+      const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
+      const writing = settled(slot(forgets, 'purged'));
+      await Promise.race([look.reached, writing]);
+      expect(await forgetToEnd(runtime, key)).toBe(1);
+      for (let n = 1; n <= writes; n++) expect((await slot(runtime.forgets, 'anew')).slot.version).toBe(n);
+      look.release();
+      // On main's code (Cosmos DB) the check read the head, at the refused write's version (same time) or past it: 200.
+      expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+      expect(await getSlot(runtime, LOCAL_PRINCIPAL, key.userId, 'plan', { scope: 'session', sessionId: key.sessionId })).toMatchObject({ value: 'anew', version: writes });
     },
   );
 
@@ -203,6 +224,25 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(await writing).toMatchObject({ code: 'forget_in_progress' });
     const events = await runtime.events.read(key, 0);
     expect(events.map((e) => e.type)).toEqual(['TurnAppended']);
+  });
+
+  // Kept on purpose: the answer is the one the request gets arriving after the forget (ending an ended session records
+  // nothing and answers the same operation), and what it asked for, the session ended, holds.
+  it('end: the request lands under the tombstone, the forget purges it and clears its tombstone, and the session is written anew and ended again (its `@end` at the same seq) before the check: answered as the end of the ended session', async () => {
+    const key = { userId: 'u-gone-end-again', sessionId: 'gone' };
+    const { forgets, look } = watchedForgets(runtime, () => beginForget(runtime, key), 'before the look');
+    const writing = WRITERS.end(runtime, key, forgets, 'purged').catch((error: unknown) => error);
+    await Promise.race([look.reached, writing]);
+    expect(await forgetToEnd(runtime, key)).toBe(1);
+    await WRITERS.end(runtime, key, runtime.forgets, 'anew');
+    const ended = (await runtime.events.read(key, 0)).find((e) => e.type === 'SessionEndRequested');
+    look.release();
+    // PostgreSQL's guard refuses the request under the tombstone: it was never written.
+    if (postgres) expect(await writing).toMatchObject({ code: 'forget_in_progress' });
+    else expect(await writing).toEqual(await endSession(runtime, orchestrations, key, 'client'));
+    expect(await readable(runtime, key, 'end', 'purged')).toBe(false);
+    expect(await readable(runtime, key, 'end', 'anew')).toBe(true);
+    expect((await runtime.events.read(key, 0)).filter((e) => e.type === 'SessionEndRequested')).toEqual([ended]);
   });
 
   it("snapshot: a user forget's tombstone comes after the snapshot's first check and its scan before the write lands: 409, the forget purges it in another round, and nothing is left", async () => {
@@ -297,6 +337,42 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     expect(blobs.names().filter((n) => n.startsWith(`${key.userId}/`))).toEqual([]);
     expect(removed.blobs).toBe(postgres ? 0 : 1);
   });
+
+  it.each(['memory', 'restore', 'slot'] as const)(
+    "%s: written after the forget, its check after the write while only an overtaken projector's own tombstone is there: accepted and kept (that projector's purge keeps a client's items)",
+    async (writer) => {
+      const key = { userId: `u-overtaken-${writer}`, sessionId: 'gone' };
+      await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
+      const ownTombstone = gate();
+      const projectorForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+        markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+          const recorded = await runtime.forgets.markForgetting(...args);
+          if (recorded) await ownTombstone.hold();
+          return recorded;
+        },
+      });
+      const { embedding, written, embedder, sessions } = heldProjector(runtime);
+      written.release();
+      const projecting = projectSession({ ...runtime, embedder, sessions, forgets: projectorForgets }, key);
+      await embedding.reached;
+      await beginForget(runtime, key);
+      expect(await forgetToEnd(runtime, key)).toBe(1);
+      // The client's write lands, and its check after the write is held until the projector has recorded its tombstone
+      // (PostgreSQL: the writer does not look after its write).
+      const { forgets, look } = watchedForgets(runtime, async () => {}, 'before the look');
+      const writing = settled(WRITERS[writer](runtime, key, forgets, 'beside'));
+      await Promise.race([look.reached, writing]);
+      embedding.release();
+      await ownTombstone.reached;
+      look.release();
+      // On main's code (Cosmos DB) it enlisted with the projector's tombstone: 409, and kept all the same.
+      expect(await writing).toBeNull();
+      ownTombstone.release();
+      await projecting;
+      expect(await readable(runtime, key, writer, 'beside')).toBe(true);
+      expect(await runtime.forgets.forgetting(key)).toBe(false);
+    },
+  );
 
   it("memory, restore and slot: written after the forget, before a projector the forget overtook forgets what it wrote: kept", async () => {
     const key = { userId: 'u-overtaken', sessionId: 'gone' };

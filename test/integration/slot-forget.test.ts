@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { COSMOS_CONTAINERS } from '../../shared/adapters/cosmos/containers.js';
@@ -29,7 +30,7 @@ function describeSlotForget(name: string, open: () => Promise<{ slots: SlotStore
     }, 60_000);
     afterAll(() => b?.close());
 
-    const deps = () => ({ slots: b.slots, forgets: b.forgets, clock: { now: () => at } });
+    const deps = () => ({ slots: b.slots, forgets: b.forgets, clock: { now: () => at }, ids: { newId: randomUUID } });
     async function seed(userId: string) {
       const put = (name: string, scope: 'user' | 'private' | 'session' | 'global', extra: { agentId?: string; sessionId?: string } = {}) =>
         putSlot(deps(), LOCAL_PRINCIPAL, userId, name, { scope, ...extra }, { value: `${userId} ${name}` }, {});

@@ -30,9 +30,21 @@ export function describeSlotStoreContract(name: string, open: () => Promise<{ st
       expect(v2.data.version).toBe(2);
       expect(await store.append(v2)).toBe(true);
       expect(await store.head(k)).toEqual(v2);
-      const gone = decideDelete(v2, k, {}, NOW);
+      const gone = decideDelete(v2, k, {}, NOW, { writeId: 'w-3' });
       expect(await store.append(gone)).toBe(true);
       expect(await store.head(k)).toEqual(gone);
+    });
+
+    it('reads the event at a version of the stream, whatever its head', async () => {
+      const k = key(freshUser(), 'versions');
+      const v1 = decideWrite(null, k, { value: 'first', writeId: 'w-1' }, {}, NOW);
+      const v2 = decideWrite(v1, k, { value: 'second', writeId: 'w-2' }, {}, NOW);
+      expect(await store.at(k, 1)).toBeNull();
+      for (const event of [v1, v2]) expect(await store.append(event)).toBe(true);
+      expect(await store.at(k, 1)).toEqual(v1);
+      expect(await store.at(k, 2)).toEqual(v2);
+      expect(await store.at(k, 3)).toBeNull();
+      expect(await store.at(key(freshUser(), 'versions'), 1)).toBeNull();
     });
 
     it('is the optimistic append: a version already in the stream is refused and changes nothing', async () => {

@@ -51,9 +51,9 @@ export class CosmosForgetStore implements ForgetStore {
     return (await this.tombstones(key)).length > 0;
   }
 
-  async enlist(key: SessionKey): Promise<boolean> {
+  async enlist(key: SessionKey, owners?: readonly TombstoneOwner[]): Promise<boolean> {
     let enlisted = false;
-    for (const id of await this.tombstones(key)) {
+    for (const id of await this.tombstones(key, owners)) {
       try {
         // Any write gives the tombstone a new ETag, so the forget's clear (If-Match the ETag read before its scan) fails.
         await this.forgets.item(id, key.userId).patch([{ op: 'incr', path: '/enlisted', value: 1 }]);
@@ -167,13 +167,17 @@ export class CosmosForgetStore implements ForgetStore {
     return resource;
   }
 
-  /** Ids of the tombstones that cover the session: its user's and its own, of each owner. */
-  private async tombstones(key: SessionKey): Promise<string[]> {
-    const rows = await this.query<{ id: string }>(this.forgets, key.userId, 'SELECT c.id FROM c WHERE c.userId = @userId AND (c.id = @user OR c.id = @session OR c.id = @projector)', [
-      { name: '@user', value: tombstoneId(undefined, 'forget') },
-      { name: '@session', value: tombstoneId(key.sessionId, 'forget') },
-      { name: '@projector', value: tombstoneId(key.sessionId, 'projector') },
-    ]);
+  /** Ids of the tombstones that cover the session, of `owners` (all by default): its user's forget's, its own forget's and projectors'. */
+  private async tombstones(key: SessionKey, owners: readonly TombstoneOwner[] = ['forget', 'projector']): Promise<string[]> {
+    const covering = { forget: [tombstoneId(undefined, 'forget'), tombstoneId(key.sessionId, 'forget')], projector: [tombstoneId(key.sessionId, 'projector')] };
+    const ids = owners.flatMap((owner) => covering[owner]);
+    const names = ids.map((_, i) => `@id${i}`);
+    const rows = await this.query<{ id: string }>(
+      this.forgets,
+      key.userId,
+      `SELECT c.id FROM c WHERE c.userId = @userId AND (${names.map((n) => `c.id = ${n}`).join(' OR ')})`,
+      ids.map((value, i) => ({ name: names[i]!, value })),
+    );
     return rows.map((r) => r.id);
   }
 

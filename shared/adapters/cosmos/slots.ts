@@ -53,6 +53,12 @@ export class CosmosSlotStore implements SlotStore {
     return resources[0] ? SlotEvent.parse(resources[0].event) : null;
   }
 
+  /** A point read: the version is in the item's id. */
+  async at(key: SlotKey, version: number): Promise<SlotEvent | null> {
+    const { resource } = await this.container.item(eventId(key, version), key.partition).read<SlotEventDoc>();
+    return resource ? SlotEvent.parse(resource.event) : null;
+  }
+
   async append(event: SlotEvent): Promise<boolean> {
     const { scope, owner, version } = event.data;
     const key = keyOf(event);

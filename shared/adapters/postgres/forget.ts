@@ -68,9 +68,10 @@ export class PostgresForgetStore implements ForgetStore {
     return rows.length > 0;
   }
 
-  /** Only whether a forget is in progress: the guard triggers refused every write of the scope under its tombstone. */
-  async enlist(key: SessionKey): Promise<boolean> {
-    return this.forgetting(key);
+  /** Only whether a tombstone (of `owners`) is there: the guard triggers refused every write of the scope under it. */
+  async enlist(key: SessionKey, owners: readonly TombstoneOwner[] = ['forget', 'projector']): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 FROM forget_tombstones WHERE user_id = $1 AND session_id IN ('', $2) AND owner = ANY($3::text[]) LIMIT 1`, [key.userId, key.sessionId, owners]);
+    return rows.length > 0;
   }
 
   async sessions(scope: ForgetScope): Promise<string[]> {

@@ -20,6 +20,14 @@ export class PostgresSlotStore implements SlotStore {
     return row ? SlotEvent.parse(row.event) : null;
   }
 
+  async at(key: SlotKey, version: number): Promise<SlotEvent | null> {
+    const [row] = await this.db.query<{ event: unknown }>(
+      'SELECT event FROM slot_events WHERE user_id = $1 AND scope = $2 AND owner = $3 AND name = $4 AND version = $5',
+      [key.partition, key.scope, key.owner ?? '', key.name, version],
+    );
+    return row ? SlotEvent.parse(row.event) : null;
+  }
+
   async append(event: SlotEvent): Promise<boolean> {
     const { scope, owner, name, version } = event.data;
     const key = keyOf(event);

@@ -53,6 +53,12 @@ describe('decideWrite / decideDelete', () => {
     expect(decideWrite(v1, key, { value: 2 }, { ifMatch: '*' }, now).data.version).toBe(2);
   });
 
+  it('given a write id, when written or deleted, then the event records it', () => {
+    const v1 = decideWrite(null, key, { value: 1, writeId: 'w-1' }, {}, now);
+    expect(v1.metadata).toEqual({ schemaVersion: 1, userId: 'alice', at: now.toISOString(), writeId: 'w-1' });
+    expect(decideDelete(v1, key, {}, now, { agentId: 'planner', writeId: 'w-2' }).metadata).toMatchObject({ agentId: 'planner', writeId: 'w-2' });
+  });
+
   it('refuses a stale or impossible condition with precondition_failed', () => {
     const v1 = decideWrite(null, key, { value: 1 }, {}, now);
     expect(codeOf(() => decideWrite(v1, key, { value: 2 }, { ifMatch: 2 }, now))).toBe('precondition_failed');
