@@ -18,8 +18,9 @@ export interface Db extends Queryable {
 
 export interface PgliteOptions {
   /**
-   * PostgreSQL's page cache inside PGlite's WASM memory (PGLITE_SHARED_BUFFERS_MB). PGlite's own default, 160 MB, is
-   * most of that memory, which never shrinks; a miss is a read from the OS page cache, outside the process.
+   * PostgreSQL's page cache inside PGlite's WASM memory (PGLITE_SHARED_BUFFERS_MB). The default, 128 MB, is most of
+   * that memory, which never shrinks; a miss is a read through PGlite's file system (for a data folder, from the OS
+   * page cache, outside the process).
    */
   sharedBuffersMb?: number;
 }
