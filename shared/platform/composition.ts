@@ -55,6 +55,9 @@ export interface Runtime extends Deps {
   projection: ProjectionSchedule;
 }
 
+/** A parse-only thread's heap: a young generation of 8 MB instead of V8's 48 (README, Bounded memory). */
+const PARSE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
+
 /**
  * The models of MODEL_PROVIDER. The embedder every use case gets shares its calls across callers (EmbeddingBatcher):
  * sessions projected at once embed in one call, up to EMBEDDING_BATCH_TEXTS texts, EMBEDDING_CONCURRENCY calls at once.
@@ -62,8 +65,8 @@ export interface Runtime extends Deps {
  * hosted models, threads that only parse (the encoder never loads there).
  */
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder' | 'periods'> & { close: () => Promise<void> }> {
-  const threads = new ModelThreadPool(s.MODEL_THREADS);
   if (s.MODEL_PROVIDER === 'local') {
+    const threads = new ModelThreadPool(s.MODEL_THREADS);
     if (s.EMBEDDING_DIMENSIONS !== 512) throw new Error('Invalid settings: EMBEDDING_DIMENSIONS must be 512 with MODEL_PROVIDER=local (the offline sentence encoder)');
     const { embedder, ...local } = createLocalModels(meter, threads);
     return { ...local, periods: threads, embedder: new EmbeddingBatcher(embedder, { maxTexts: s.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: s.EMBEDDING_CONCURRENCY ?? 2 * s.MODEL_THREADS }) };
@@ -72,6 +75,7 @@ async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'c
   const { createOpenAIModels, openAIOptionsFromSettings } = await import('../adapters/openai/index.js');
   const maxTexts = s.EMBEDDING_BATCH_TEXTS ?? 256;
   const { embedder, ...hosted } = createOpenAIModels({ ...openAIOptionsFromSettings(s), embeddingBatch: { maxInputs: maxTexts } }, meter);
+  const threads = new ModelThreadPool(s.MODEL_THREADS, { resourceLimits: PARSE_THREAD_LIMITS });
   return { ...hosted, periods: threads, close: () => threads.close(), embedder: new EmbeddingBatcher(embedder, { maxTexts, concurrency: s.EMBEDDING_CONCURRENCY ?? 4 }) };
 }
 
@@ -113,7 +117,7 @@ async function openStores(
       projectionQueue: new CosmosProjectionQueue(database.container(COSMOS_CONTAINERS.projectionQueue.name)),
     };
   }
-  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
+  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB });
   await migrate(db);
   await assertOneEmbeddingModel(db, embeddingModel);
   await ensureVectorIndexes(db, embeddingModel, s.EMBEDDING_DIMENSIONS);
@@ -160,7 +164,7 @@ export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ a
     const { client, database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
     return { apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)), close: async () => client.dispose() };
   }
-  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR);
+  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB });
   await migrate(db);
   return { apiKeys: new PostgresApiKeyStore(db), close: () => db.close() };
 }

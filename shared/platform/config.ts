@@ -13,6 +13,8 @@ export const Settings = z.object({
   STORAGE_BACKEND: z.enum(['postgres', 'cosmos']).default('postgres'),
   /** PGlite data folder for the embedded default. */
   MEMORY_DATA_DIR: z.string().default(`${projectRoot}.data/pglite`),
+  /** PGlite's page cache (PostgreSQL's shared_buffers) in MB: most of its WASM memory, which never shrinks. */
+  PGLITE_SHARED_BUFFERS_MB: int(32, 1, 4096),
   /** Any PostgreSQL 15+ with pgvector; replaces PGlite when set. */
   DATABASE_URL: optionalText,
   COSMOS_DATABASE: z.string().default('agent_memory'),

@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodeHttpClient } from './client.js';
 import { appendBody } from './fixtures.js';
+import { capturePgliteMemory } from './pglite-memory.js';
 import { round } from './stats.js';
 
 const envNumber = (name: string, fallback: number, min = 1) => {
@@ -91,12 +92,8 @@ const reply = <T>(proc: ChildProcess, kind: string): Promise<T> =>
 
 // ── the service ─────────────────────────────────────────────────────────────────────────────────────────────────────
 async function host(): Promise<void> {
-  // PGlite's WASM memory, for the breakdown: the instance the store opens is captured as it is created.
-  const { PGlite } = await import('@electric-sql/pglite');
-  let pglite: unknown;
-  const create = PGlite.create.bind(PGlite) as (...args: unknown[]) => Promise<unknown>;
-  (PGlite as unknown as { create: (...args: unknown[]) => Promise<unknown> }).create = async (...args: unknown[]) => (pglite = await create(...args));
-  const wasmBytes = () => (pglite as { mod?: { wasmMemory?: { buffer: ArrayBuffer } } } | undefined)?.mod?.wasmMemory?.buffer.byteLength ?? 0;
+  // PGlite's WASM memory, for the breakdown.
+  const wasmBytes = await capturePgliteMemory();
 
   const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
   const { ProjectionControl } = await import('./projection-control.js');

@@ -5,7 +5,9 @@
  *            thread, model-stand-in.ts) that answers every chat and embedding call after a fixed delay (200 ms; up to
  *            256 texts per embedding call). Appends are
  *            offered over HTTP at a steady rate for a while; every second the backlog (events not yet projected) and
- *            the RSS are sampled; after the load, the time until the backlog is drained. Then where the time went:
+ *            the memory (RSS, this thread's heap, external memory, PGlite's WASM memory) are sampled, from a baseline
+ *            read after a full collection, with the parse threads' start told apart; after the load, the time until
+ *            the backlog is drained. Then where the time went:
  *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
  *            calls as the scripted server saw them, and insert probes (the turn index's and the interactions' rows inserted with
  *            every index and without each).
@@ -23,8 +25,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { accountRuntime, formatAccounting } from './accounting.js';
 import { LoadClient, type ClientKind } from './load-client.js';
+import { capturePgliteMemory } from './pglite-memory.js';
 import { dbOf, PROJECTOR } from './projection-control.js';
 import { now, round, summarize } from './stats.js';
 import { startModelStandIn } from './model-stand-in.js';
@@ -83,6 +88,32 @@ const cpuSince = (since: Map<string, number>): string =>
     .map(([name, s]) => `${name} ${s.toFixed(1)} s`)
     .join(', ');
 
+/** The process's memory by part, in MB: the V8 heap of this thread, what it holds outside it, PGlite's WASM memory. */
+interface MemoryReading {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  wasm: number;
+}
+const readMemory = (wasmBytes: () => number): MemoryReading => {
+  const m = process.memoryUsage();
+  return { rss: mb(m.rss), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), wasm: mb(wasmBytes()) };
+};
+const formatMemory = (m: MemoryReading) => `rss=${m.rss} heap used/total ${m.heapUsed}/${m.heapTotal} external ${m.external} (array buffers ${m.arrayBuffers}) PGlite WASM ${m.wasm} MB`;
+const maxOf = (readings: MemoryReading[]): MemoryReading => {
+  const max = { ...readings[0]! };
+  for (const r of readings) for (const k of Object.keys(max) as (keyof MemoryReading)[]) max[k] = Math.max(max[k], r[k]);
+  return max;
+};
+
+/** A full garbage collection of this thread's heap, without `node --expose-gc` (the bench runs under plain tsx). */
+function collectGarbage(): void {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+}
+
 /** Model calls the meter recorded as failed, over every operation. */
 const failedModelCalls = (runtime: Runtime): number => Object.values(runtime.meter.snapshot()).reduce((n, op) => n + (op?.failures ?? 0), 0);
 
@@ -98,6 +129,7 @@ async function hosted(): Promise<void> {
     PROJECTION_PARALLELISM: process.env.PROJECTION_PARALLELISM ?? '64',
     PUMP_BATCH_SIZE: process.env.PUMP_BATCH_SIZE ?? '2000',
   });
+  const wasmBytes = await capturePgliteMemory();
   const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
   const host = await startLocalHost({ port: 0, timers: false });
   const { runtime } = host;
@@ -132,17 +164,27 @@ async function hosted(): Promise<void> {
   };
   /** Events appended but not yet projected: each session's last seq less the seq its document is projected through. */
   const backlog = () => [...appendedThrough].reduce((n, [id, seq]) => n + Math.max(0, seq - (projected.get(id)?.at(-1)?.seq ?? 0)), 0);
+  // Garbage collected before each reading of the baseline: what V8 has not yet collected of the start-up varied by
+  // more than 200 MB from run to run (external memory), and garbage in the baseline hides as much growth.
+  collectGarbage();
+  const rssStart = mb(process.memoryUsage.rss());
+  // The parse threads start on the first turns with a time word, seconds into any load: started here, one request on
+  // each, so the RSS they take at start is told apart from what grows under the load (both are printed).
+  await Promise.all(Array.from({ length: s.MODEL_THREADS }, () => runtime.periods.referredPeriods([{ text: 'We met yesterday.', at: new Date().toISOString() }])));
+  collectGarbage();
+  const rssThreads = mb(process.memoryUsage.rss());
+  console.log(`  the ${s.MODEL_THREADS} parse threads started: RSS ${rssStart} → ${rssThreads} MB; load average ${load1m()}`);
   const account = accountRuntime(runtime);
   const cpuStart = threadCpu();
-  const samples: { t: number; backlog: number; rssMb: number }[] = [];
+  const samples: { t: number; backlog: number; rssMb: number; memory: MemoryReading }[] = [];
   const started = now();
-  const rssStart = mb(process.memoryUsage.rss());
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      samples.push({ t: (now() - started) / 1000, backlog: backlog(), rssMb: mb(process.memoryUsage.rss()) });
+      const memory = readMemory(wasmBytes);
+      samples.push({ t: (now() - started) / 1000, backlog: backlog(), rssMb: memory.rss, memory });
       const last = samples.at(-1)!;
-      if (Math.round(last.t) % 10 === 0 || !sampling) console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events rss=${last.rssMb} MB load ${load1m()}`);
+      if (Math.round(last.t) % 10 === 0 || !sampling) console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events ${formatMemory(memory)} load ${load1m()}`);
       await sleep(1000);
     }
   })();
@@ -183,7 +225,11 @@ async function hosted(): Promise<void> {
   console.log(`  append request latency: p50 ${round(request.p50)} ms, p95 ${round(request.p95)} ms`);
   console.log(`  append→projected lag (from the 202): p50 ${round(lag.p50)} ms, p95 ${round(lag.p95)} ms, max ${round(lag.max)} ms (${lags.length} of ${result.appends.length} requests seen projected)`);
   console.log(`  backlog: max ${Math.max(...samples.map((x) => x.backlog))} events; ${drained ? `drained ${round(drainSeconds, 1)} s after the load` : `NOT drained within ${DRAIN_MS / 1000} s (${backlog()} events left)`}`);
-  console.log(`  RSS: start ${rssStart} MB, max ${Math.max(...rss)} MB, end ${rss.at(-1)} MB (growth ${Math.max(...rss) - rssStart} MB)`);
+  console.log(
+    `  RSS: start ${rssStart} MB, max ${Math.max(...rss)} MB, end ${rss.at(-1)} MB (growth ${Math.max(...rss) - rssStart} MB; ` +
+      `${rssThreads - rssStart} MB of it the parse threads' start, ${Math.max(...rss) - rssThreads} MB under the load)`,
+  );
+  console.log(`  memory at the RSS's max: ${formatMemory(samples.reduce((a, b) => (b.rssMb > a.rssMb ? b : a)).memory)}; each part's max: ${formatMemory(maxOf(samples.map((x) => x.memory)))}`);
   const turns = result.latencies.length * BATCH;
   console.log(formatAccounting(accounting, turns, 'where the time went (load and drain)'));
   console.log(`    CPU by thread (load and drain): ${cpuSince(cpuStart)}`);

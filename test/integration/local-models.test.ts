@@ -260,6 +260,17 @@ describe('ModelThread with a stand-in worker', () => {
     }
   });
 
+  it('given resource limits, then the thread runs with them (a parse-only thread\'s small young generation), and without, with V8\'s', async () => {
+    const limited = new ModelThread({ entry: stub, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    const unlimited = new ModelThread({ entry: stub });
+    try {
+      expect(await limited.solve('resourceLimits' as never, {} as never)).toMatchObject({ maxYoungGenerationSizeMb: 8 });
+      expect(await unlimited.solve('resourceLimits' as never, {} as never)).not.toMatchObject({ maxYoungGenerationSizeMb: 8 });
+    } finally {
+      await Promise.all([limited.close(), unlimited.close()]);
+    }
+  });
+
   it('given a request in flight when the thread is closed, then it rejects instead of hanging', async () => {
     const thread = new ModelThread({ entry: stub });
     await thread.embed(['warm']);

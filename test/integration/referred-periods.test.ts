@@ -159,6 +159,7 @@ describe('hosted models: the periods are parsed on model threads of their own', 
       expect(runtime.periods).toBeInstanceOf(ModelThreadPool);
       const threads = runtime.periods as ModelThreadPool;
       expect(threads.size).toBe(2);
+      expect(threads.options.resourceLimits).toEqual({ maxYoungGenerationSizeMb: 8 }); // parse-only threads: a small young generation
       const key = { userId: 'u-hosted', sessionId: 's1' };
       await runtime.events.append(key, [said('t1', 'We adopted a kitten yesterday!', '2019-02-13T18:00:00Z')], new Date());
       await applyEvents(runtime, key);

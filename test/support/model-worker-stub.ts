@@ -2,9 +2,10 @@
  * A stand-in for the model thread (shared/adapters/local-models/model-worker.ts), for ModelThread's own tests and the
  * projection's: `embed` answers a fixed 2-d vector per text, except that the text 'crash' kills the thread with an
  * uncaught error and 'exit' ends it with exit code 7; `periods` answers each turn's own instant as its period, except
- * that a thread started while MODEL_STUB_PERIODS_CRASH is set dies on it (a thread reads the environment it started with).
+ * that a thread started while MODEL_STUB_PERIODS_CRASH is set dies on it (a thread reads the environment it started with);
+ * the chat task `resourceLimits` answers the thread's own V8 heap limits.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, resourceLimits } from 'node:worker_threads';
 import type { ModelReply, ModelRequest } from '../../shared/adapters/local-models/model-thread.js';
 
 const crash = () =>
@@ -21,6 +22,8 @@ parentPort!.on('message', (request: ModelRequest) => {
       ? { id: request.id, ok: true, vectors: { rows: request.texts.length, dimensions: 2, data: Float32Array.from(request.texts.flatMap((t) => [t.length, 1])) } }
       : request.op === 'periods'
         ? { id: request.id, ok: true, periods: request.turns.map(({ at }) => ({ from: at, to: at })) }
-        : { id: request.id, ok: true };
+        : request.op === 'solve' && request.task === 'resourceLimits'
+          ? { id: request.id, ok: true, output: resourceLimits }
+          : { id: request.id, ok: true };
   parentPort!.postMessage(reply);
 });

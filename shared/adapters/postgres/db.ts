@@ -16,12 +16,22 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+export interface PgliteOptions {
+  /**
+   * PostgreSQL's page cache inside PGlite's WASM memory (PGLITE_SHARED_BUFFERS_MB). The default, 128 MB, is most of
+   * that memory, which never shrinks; a miss is a read through PGlite's file system (for a data folder, from the OS
+   * page cache, outside the process).
+   */
+  sharedBuffersMb?: number;
+}
+
 /** PGlite with pgvector; data persists under `dataDir` (memory-only when it is undefined or `memory://`). */
-export async function openPglite(dataDir: string | undefined): Promise<Db> {
+export async function openPglite(dataDir: string | undefined, options: PgliteOptions = {}): Promise<Db> {
   if (dataDir && !dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   // Loaded only when used: the Azure deployment package leaves PGlite out (see .ci/stage-package.mjs).
   const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
-  const db = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector } });
+  const startParams = options.sharedBuffersMb === undefined ? undefined : [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffersMb}MB`];
+  const db = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector }, ...(startParams && { startParams }) });
   // A Buffer for float4[] (vectorsParam) goes as it is, in binary, as node-postgres sends it (PGlite sends any byte
   // array in binary, though its serializers are typed as strings); its own would write it as text. Other values keep it.
   const binary = { serializers: { [FLOAT4_ARRAY_OID]: (value: unknown) => (Buffer.isBuffer(value) ? value : db.serializers[FLOAT4_ARRAY_OID]!(value)) as string } };

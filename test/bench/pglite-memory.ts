@@ -1,0 +1,11 @@
+/**
+ * PGlite's WebAssembly memory (it grows, and is never given back), for the memory benches: the instance the store opens
+ * is captured as it is created. Call before the store is opened; the answer is 0 until then.
+ */
+export async function capturePgliteMemory(): Promise<() => number> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  let pglite: unknown;
+  const create = PGlite.create.bind(PGlite) as (...args: unknown[]) => Promise<unknown>;
+  (PGlite as unknown as { create: (...args: unknown[]) => Promise<unknown> }).create = async (...args: unknown[]) => (pglite = await create(...args));
+  return () => (pglite as { mod?: { wasmMemory?: { buffer: ArrayBuffer } } } | undefined)?.mod?.wasmMemory?.buffer.byteLength ?? 0;
+}
