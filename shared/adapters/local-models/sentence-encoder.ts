@@ -34,7 +34,7 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   private readonly concurrency: number;
   private running = 0;
   /** Texts of every call not yet in a model call, oldest first: batches are formed from all of them (nextBatch). */
-  private readonly waiting: Waiting[] = [];
+  private waiting: Waiting[] = [];
   private readonly load: LoadEncoder;
 
   constructor(private readonly options: SentenceEncoderOptions = {}) {
@@ -118,21 +118,20 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
    * long text with none like it waiting goes with fewer texts rather than with short ones.
    */
   private nextBatch(size: number): Waiting[] {
-    const [oldest] = this.waiting.splice(0, 1) as [Waiting];
+    const [oldest, ...others] = this.waiting as [Waiting, ...Waiting[]];
+    const distance = (w: Waiting) => Math.abs(w.text.length - oldest.text.length);
     const batch = [oldest];
-    let shortest = oldest.text.length;
-    let longest = shortest;
-    const nearest = this.waiting.map((w, i) => ({ i, length: w.text.length })).sort((a, b) => Math.abs(a.length - oldest.text.length) - Math.abs(b.length - oldest.text.length) || a.i - b.i);
-    const taken: number[] = [];
-    for (const { i, length } of nearest) {
+    let [shortest, longest] = [oldest.text.length, oldest.text.length];
+    // A stable sort: among texts as near, the older goes first.
+    for (const w of others.sort((a, b) => distance(a) - distance(b))) {
       if (batch.length === size) break;
+      const length = w.text.length;
       if (2 * Math.min(shortest, length) < Math.max(longest, length)) continue;
-      shortest = Math.min(shortest, length);
-      longest = Math.max(longest, length);
-      batch.push(this.waiting[i]!);
-      taken.push(i);
+      [shortest, longest] = [Math.min(shortest, length), Math.max(longest, length)];
+      batch.push(w);
     }
-    for (const i of taken.sort((a, b) => b - a)) this.waiting.splice(i, 1);
+    const taken = new Set(batch);
+    this.waiting = this.waiting.filter((w) => !taken.has(w));
     return batch;
   }
 
