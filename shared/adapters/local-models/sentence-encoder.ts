@@ -114,18 +114,21 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   }
 
   /**
-   * The oldest waiting text (so every text is reached in turn, whichever calls keep arriving) and up to `size - 1`
-   * waiting texts nearest to it in length, each at least half the batch's longest: the model pads a batch to its
-   * longest text and pays for the padding, so texts of similar length from all the calls waiting go together, and a
-   * long text with none like it waiting goes with fewer texts rather than with short ones.
+   * The oldest waiting text (so every text is reached in turn, whichever calls keep arriving) and up to `size - 1` other
+   * waiting texts, each at least half the batch's longest: the model pads a batch to its longest text and pays for the
+   * padding. The others come from the oldest text's call first, nearest to it in length, then from the calls after it:
+   * calls finish in the order they came, as a projection's sessions need (one that waits on its vectors writes
+   * meanwhile), and a call's long text with none like it in its call joins the next calls' long texts rather than pad
+   * short ones, or goes with fewer texts.
    */
   private nextBatch(size: number): Waiting[] {
     const [oldest, ...others] = this.waiting as [Waiting, ...Waiting[]];
+    const arrival = new Map([...new Set(this.waiting.map((w) => w.call))].map((call, i) => [call, i]));
     const distance = (w: Waiting) => Math.abs(w.text.length - oldest.text.length);
     const batch = [oldest];
     let [shortest, longest] = [oldest.text.length, oldest.text.length];
-    // A stable sort: among texts as near, the older goes first.
-    for (const w of others.sort((a, b) => distance(a) - distance(b))) {
+    // A stable sort: among texts of one call as near, the older goes first.
+    for (const w of others.sort((a, b) => arrival.get(a.call)! - arrival.get(b.call)! || distance(a) - distance(b))) {
       if (batch.length === size) break;
       const length = w.text.length;
       if (2 * Math.min(shortest, length) < Math.max(longest, length)) continue;

@@ -168,7 +168,7 @@ describe('SentenceEncoderEmbedder batches across calls', () => {
   }
   const words = (n: number, word: string) => Array.from({ length: n }, () => word).join(' ');
 
-  it('given calls waiting together, then texts of similar length from all of them share a batch, and each call gets its own vectors in its order', async () => {
+  it('given calls waiting together, then texts of similar length from all of them share a batch, the older call finishes first, and each call gets its own vectors in its order', async () => {
     const model = heldModel();
     const embedder = new SentenceEncoderEmbedder({ load: model.load, batchSize: 4, concurrency: 1 });
     const busy = embedder.embed(['holds the one model call']);
@@ -176,14 +176,32 @@ describe('SentenceEncoderEmbedder batches across calls', () => {
     // Two sessions' slices, each a long window text and short turns, arrive while the model is busy.
     const first = ['first a', words(40, 'alpha'), 'first b', 'first c'];
     const second = ['second a', 'second b', words(41, 'beta'), 'second c'];
-    const [one, two] = await model.answerUntil(Promise.all([embedder.embed(first), embedder.embed(second), busy]));
+    const finished: string[] = [];
+    const [one, two] = await model.answerUntil(
+      Promise.all([embedder.embed(first).finally(() => finished.push('first')), embedder.embed(second).finally(() => finished.push('second')), busy]),
+    );
+    // The first call's short texts, filled with the second's nearest; its long text with the second's, not with short ones.
     expect(model.batches.slice(1)).toEqual([
       ['first a', 'first b', 'first c', 'second a'],
       [words(40, 'alpha'), words(41, 'beta')],
       ['second b', 'second c'],
     ]);
+    expect(finished).toEqual(['first', 'second']);
     expect(one).toEqual(first.map(model.unit));
     expect(two).toEqual(second.map(model.unit));
+  });
+
+  it('given a later call with a text nearer in length, then the older call fills the batch with its own texts first, so calls finish in the order they came', async () => {
+    const model = heldModel();
+    const embedder = new SentenceEncoderEmbedder({ load: model.load, batchSize: 2, concurrency: 1 });
+    const busy = embedder.embed(['holds the one model call']);
+    while (model.held() === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    const finished: string[] = [];
+    await model.answerUntil(
+      Promise.all([embedder.embed(['a turn', 'a long turn']).finally(() => finished.push('first')), embedder.embed(['b turn']).finally(() => finished.push('second')), busy]),
+    );
+    expect(model.batches.slice(1)).toEqual([['a turn', 'a long turn'], ['b turn']]);
+    expect(finished).toEqual(['first', 'second']);
   });
 
   it('given a long text waiting with short ones only, then it goes in a batch of its own rather than pad them', async () => {
