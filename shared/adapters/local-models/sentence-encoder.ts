@@ -24,9 +24,7 @@ const DIMENSIONS = 512;
  * inside an npm package, no network. The model loads once, on the first `embed` (concurrent first calls share the one
  * load; a failed load is retried by the next call). Texts are embedded in batches, `concurrency` at a time (one per
  * model thread; in process, one: the WASM backend runs one graph at a time anyway), and every vector is L2-normalised.
- * Deterministic: the same text gives the same vector, up to float32 rounding (the texts batched with it can move its last
- * bits, by up to about 2e-7). Each `embed` call is recorded as one `embed` usage (token counts estimated, latency
- * including any load).
+ * Deterministic: the same text gives the same vector. Each `embed` call is recorded as one `embed` usage (token counts estimated, latency including any load).
  */
 export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   readonly model = SENTENCE_ENCODER_MODEL;
@@ -35,8 +33,7 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   private readonly batchSize: number;
   private readonly concurrency: number;
   private running = 0;
-  /** Texts of every call not yet in a model call, oldest first: batches are formed from all of them (nextBatch). */
-  private waiting: Waiting[] = [];
+  private readonly waiting: (() => void)[] = [];
   private readonly load: LoadEncoder;
 
   constructor(private readonly options: SentenceEncoderOptions = {}) {
@@ -58,11 +55,20 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     let ok = false;
     try {
       const encoder = await this.encoder();
-      const vectors = await new Promise<number[][]>((resolve, reject) => {
-        const call: Call = { vectors: new Array<number[]>(texts.length), outstanding: texts.length, failed: false, resolve, reject };
-        texts.forEach((text, index) => this.waiting.push({ text, index, call }));
-        this.dispatch(encoder);
-      });
+      // Batches are padded to their longest text, so texts of similar length are embedded together.
+      const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+      const vectors: number[][] = new Array<number[]>(texts.length);
+      const batches: number[][] = [];
+      // A call of few texts is spread over the threads (a window's two long texts embed side by side): its latency is
+      // what a projection's lag waits for. Under load, calls are large and batches full.
+      const size = Math.max(1, Math.min(this.batchSize, Math.ceil(texts.length / this.concurrency)));
+      for (let i = 0; i < order.length; i += size) batches.push(order.slice(i, i + size));
+      await Promise.all(
+        batches.map(async (indices) => {
+          const batch = await this.limited(() => this.embedBatch(encoder, indices.map((j) => texts[j]!)));
+          indices.forEach((j, k) => (vectors[j] = batch[k]!));
+        }),
+      );
       ok = true;
       return vectors;
     } finally {
@@ -93,51 +99,18 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     return this.loading;
   }
 
-  /** Starts model calls while fewer than `concurrency` run, each on the batch nextBatch forms from the waiting texts. */
-  private dispatch(encoder: EncoderModel): void {
-    while (this.running < this.concurrency && this.waiting.length > 0) {
-      // Few waiting texts are spread over the free threads (a window's two long texts embed side by side): their
-      // latency is what a projection's lag waits for. Under load, batches are full.
-      const size = Math.min(this.batchSize, Math.ceil(this.waiting.length / (this.concurrency - this.running)));
-      const batch = this.nextBatch(size);
-      this.running += 1;
-      void this.embedBatch(encoder, batch.map((w) => w.text))
-        .then(
-          (vectors) => batch.forEach((w, k) => deliver(w, vectors[k]!)),
-          (error: unknown) => batch.forEach((w) => fail(w.call, error)),
-        )
-        .finally(() => {
-          this.running -= 1;
-          this.dispatch(encoder);
-        });
+  /** Runs at most `concurrency` model calls at once, the others in call order. */
+  private async limited<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running += 1;
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next waiting call (running stays counted), so none can jump the queue.
+      const next = this.waiting.shift();
+      if (next) setImmediate(next);
+      else this.running -= 1;
     }
-  }
-
-  /**
-   * The oldest waiting text (so every text is reached in turn, whichever calls keep arriving) and up to `size - 1` other
-   * waiting texts, each at least half the batch's longest: the model pads a batch to its longest text and pays for the
-   * padding. The others come from the oldest text's call first, nearest to it in length, then from the calls after it:
-   * calls finish in the order they came, as a projection's sessions need (one that waits on its vectors writes
-   * meanwhile), and a call's long text with none like it in its call joins the next calls' long texts rather than pad
-   * short ones, or goes with fewer texts.
-   */
-  private nextBatch(size: number): Waiting[] {
-    const [oldest, ...others] = this.waiting as [Waiting, ...Waiting[]];
-    const arrival = new Map([...new Set(this.waiting.map((w) => w.call))].map((call, i) => [call, i]));
-    const distance = (w: Waiting) => Math.abs(w.text.length - oldest.text.length);
-    const batch = [oldest];
-    let [shortest, longest] = [oldest.text.length, oldest.text.length];
-    // A stable sort: among texts of one call as near, the older goes first.
-    for (const w of others.sort((a, b) => arrival.get(a.call)! - arrival.get(b.call)! || distance(a) - distance(b))) {
-      if (batch.length === size) break;
-      const length = w.text.length;
-      if (2 * Math.min(shortest, length) < Math.max(longest, length)) continue;
-      [shortest, longest] = [Math.min(shortest, length), Math.max(longest, length)];
-      batch.push(w);
-    }
-    const taken = new Set(batch);
-    this.waiting = this.waiting.filter((w) => !taken.has(w));
-    return batch;
   }
 
   private async embedBatch(encoder: EncoderModel, batch: readonly string[]): Promise<number[][]> {
@@ -153,35 +126,6 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
       return normalise(v);
     });
   }
-}
-
-/** A call's texts not yet embedded, and where their vectors go. */
-interface Call {
-  vectors: number[][];
-  outstanding: number;
-  failed: boolean;
-  resolve: (vectors: number[][]) => void;
-  reject: (error: unknown) => void;
-}
-
-/** One text of a call, waiting for a model call. */
-interface Waiting {
-  text: string;
-  index: number;
-  call: Call;
-}
-
-function deliver({ call, index }: Waiting, vector: number[]): void {
-  if (call.failed) return;
-  call.vectors[index] = vector;
-  call.outstanding -= 1;
-  if (call.outstanding === 0) call.resolve(call.vectors);
-}
-
-function fail(call: Call, error: unknown): void {
-  if (call.failed) return;
-  call.failed = true;
-  call.reject(error);
 }
 
 function normalise(vector: readonly number[]): number[] {
