@@ -24,7 +24,9 @@ const DIMENSIONS = 512;
  * inside an npm package, no network. The model loads once, on the first `embed` (concurrent first calls share the one
  * load; a failed load is retried by the next call). Texts are embedded in batches, `concurrency` at a time (one per
  * model thread; in process, one: the WASM backend runs one graph at a time anyway), and every vector is L2-normalised.
- * Deterministic: the same text gives the same vector. Each `embed` call is recorded as one `embed` usage (token counts estimated, latency including any load).
+ * Deterministic: the same text gives the same vector, up to float32 rounding (the texts batched with it can move its last
+ * bits, by up to about 2e-7). Each `embed` call is recorded as one `embed` usage (token counts estimated, latency
+ * including any load).
  */
 export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   readonly model = SENTENCE_ENCODER_MODEL;
