@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodeHttpClient } from './client.js';
 import { appendBody } from './fixtures.js';
-import { capturePgliteMemory } from './pglite-memory.js';
+import { capturePgliteMemory, type MemoryParts } from './pglite-memory.js';
 import { round } from './stats.js';
 
 const envNumber = (name: string, fallback: number, min = 1) => {
@@ -50,15 +50,8 @@ const BUDGETS = (process.env.BENCH_MEMORY_BUDGETS ?? '0,1000').split(',').map((b
 const MB = 2 ** 20;
 
 /** One second's reading of the service process. */
-interface Sample {
+interface Sample extends MemoryParts {
   t: number;
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-  /** PGlite's WebAssembly memory (it grows and is never given back). */
-  wasm: number;
   /** The governor's state then (shared/platform/memory-budget.ts), when there is a budget. */
   state: string;
 }

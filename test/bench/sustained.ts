@@ -29,7 +29,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { accountRuntime, formatAccounting } from './accounting.js';
 import { LoadClient, type ClientKind } from './load-client.js';
-import { capturePgliteMemory } from './pglite-memory.js';
+import { capturePgliteMemory, type MemoryParts } from './pglite-memory.js';
 import { dbOf, PROJECTOR } from './projection-control.js';
 import { now, round, summarize } from './stats.js';
 import { startModelStandIn } from './model-stand-in.js';
@@ -88,15 +88,8 @@ const cpuSince = (since: Map<string, number>): string =>
     .map(([name, s]) => `${name} ${s.toFixed(1)} s`)
     .join(', ');
 
-/** The process's memory by part, in MB: the V8 heap of this thread, what it holds outside it, PGlite's WASM memory. */
-interface MemoryReading {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-  wasm: number;
-}
+/** The process's memory by part, in MB. */
+type MemoryReading = MemoryParts;
 const readMemory = (wasmBytes: () => number): MemoryReading => {
   const m = process.memoryUsage();
   return { rss: mb(m.rss), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), wasm: mb(wasmBytes()) };

@@ -7,7 +7,7 @@ import type { ChatModel } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { finishRounds, forgetToEnd, gate, heldProjector, raceBackends, scanSession, total } from '../support/forget-race.js';
+import { finishRounds, forgetToEnd, gate, heldAtOwnTombstone, heldProjector, projectorHeldAtItsTombstone, raceBackends, scanSession, total } from '../support/forget-race.js';
 import { newSession } from '../../shared/domain/session.js';
 
 const cosmos = useCosmosFake();
@@ -130,14 +130,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
 
   it("a DELETE of the session that begins while the projector holds its own tombstone keeps its own: an append after the projector cleared it is refused, not acknowledged and then purged", async () => {
     const key = { userId: 'u-scan-race-delete', sessionId: 'gone' };
-    const ownTombstone = gate();
-    const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
-      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
-        const recorded = await runtime.forgets.markForgetting(...args);
-        if (recorded) await ownTombstone.hold();
-        return recorded;
-      },
-    });
+    const { forgets, ownTombstone } = heldAtOwnTombstone(runtime);
     // The first forget runs to its end before the projector writes, so the projector records a tombstone of its own.
     const { projecting, written } = await writeAfterTheScan(key, { forgets, beforeWrite: async (tombstone) => expect(await finish(key, tombstone)).toBe(1) });
     written.release();
@@ -164,18 +157,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
     const key = { userId: 'u-scan-race-two', sessionId: 'gone' };
     await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
     // The earlier projector is held before its embeddings, then right after it recorded its own tombstone.
-    const ownTombstone = gate();
-    const earlierForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
-      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
-        const recorded = await runtime.forgets.markForgetting(...args);
-        if (recorded) await ownTombstone.hold();
-        return recorded;
-      },
-    });
-    const { embedding, written, embedder, sessions } = heldProjector(runtime);
-    written.release();
-    const earlier = projectSession({ ...runtime, embedder, sessions, forgets: earlierForgets }, key);
-    await embedding.reached;
+    const { projecting: earlier, embedding, ownTombstone } = await projectorHeldAtItsTombstone(runtime, key);
     // The later projector (a final prune, which summarises the partial window) is held in its window's model call, and
     // later before it enlists.
     const modelCall = gate();
@@ -213,18 +195,7 @@ describe.each(raceBackends(cosmos))("a projector the forget overtook writes afte
   it("an append written before an overtaken projector's look at the stream and enlisting with its own tombstone: 409 on Cosmos DB, its turns stay, and the retry with the same ids gets their seqs", async () => {
     const key = { userId: 'u-scan-race-refused', sessionId: 'gone' };
     await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
-    const ownTombstone = gate();
-    const projectorForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
-      markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
-        const recorded = await runtime.forgets.markForgetting(...args);
-        if (recorded) await ownTombstone.hold();
-        return recorded;
-      },
-    });
-    const { embedding, written, embedder, sessions } = heldProjector(runtime);
-    written.release();
-    const projecting = projectSession({ ...runtime, embedder, sessions, forgets: projectorForgets }, key);
-    await embedding.reached;
+    const { projecting, embedding, ownTombstone } = await projectorHeldAtItsTombstone(runtime, key);
     await beginForget(runtime, key);
     expect(await forgetToEnd(runtime, key)).toBe(1);
     // A client's append lands on the new stream and is held before it enlists (PostgreSQL: it never enlists).

@@ -14,7 +14,7 @@ import { sessionEndInstanceId } from '../../shared/contracts/operations.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { LOCAL_PRINCIPAL } from '../../shared/platform/auth.js';
 import { useCosmosFake } from '../support/cosmos-fake.js';
-import { finishRounds, forgetToEnd, gate, heldProjector, purgeAndScan, raceBackends, scanSession, total } from '../support/forget-race.js';
+import { finishRounds, forgetToEnd, gate, heldProjector, projectorHeldAtItsTombstone, purgeAndScan, raceBackends, scanSession, total } from '../support/forget-race.js';
 
 const cosmos = useCosmosFake();
 
@@ -343,18 +343,7 @@ describe.each(raceBackends(cosmos))("a client's write across a session forget: $
     async (writer) => {
       const key = { userId: `u-overtaken-${writer}`, sessionId: 'gone' };
       await appendTurns(runtime, key, { turns: [{ role: 'user', content: 'FORGOTTEN-TURN about the pension' }] });
-      const ownTombstone = gate();
-      const projectorForgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
-        markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
-          const recorded = await runtime.forgets.markForgetting(...args);
-          if (recorded) await ownTombstone.hold();
-          return recorded;
-        },
-      });
-      const { embedding, written, embedder, sessions } = heldProjector(runtime);
-      written.release();
-      const projecting = projectSession({ ...runtime, embedder, sessions, forgets: projectorForgets }, key);
-      await embedding.reached;
+      const { projecting, embedding, ownTombstone } = await projectorHeldAtItsTombstone(runtime, key);
       await beginForget(runtime, key);
       expect(await forgetToEnd(runtime, key)).toBe(1);
       // The client's write lands, and its check after the write is held until the projector has recorded its tombstone

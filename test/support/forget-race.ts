@@ -5,9 +5,11 @@ import { CosmosForgetStore } from '../../shared/adapters/cosmos/forget.js';
 import { CosmosSlotStore } from '../../shared/adapters/cosmos/slots.js';
 import { cosmosStores } from '../../shared/adapters/cosmos/stores.js';
 import { finishForget, purgeStores, verifyForget } from '../../shared/application/forget.js';
-import type { ForgetScope } from '../../shared/application/forget-ports.js';
+import type { ForgetScope, ForgetStore } from '../../shared/application/forget-ports.js';
 import type { OrchestrationClient } from '../../shared/application/operation-ports.js';
 import type { SessionStore } from '../../shared/application/ports.js';
+import { projectSession } from '../../shared/application/project-session.js';
+import type { SessionKey } from '../../shared/contracts/ids.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { embedderWith, memoryRuntime } from './runtime.js';
 
@@ -69,6 +71,32 @@ export function heldProjector(runtime: Runtime) {
     },
   });
   return { embedding, written, embedder, sessions };
+}
+
+/** The runtime's forget store, holding its caller right after `markForgetting` records a tombstone (`ownTombstone`). */
+export function heldAtOwnTombstone(runtime: Runtime) {
+  const ownTombstone = gate();
+  const forgets: ForgetStore = Object.assign(Object.create(runtime.forgets) as ForgetStore, {
+    markForgetting: async (...args: Parameters<ForgetStore['markForgetting']>) => {
+      const recorded = await runtime.forgets.markForgetting(...args);
+      if (recorded) await ownTombstone.hold();
+      return recorded;
+    },
+  });
+  return { forgets, ownTombstone };
+}
+
+/**
+ * A projection of `key` started and held before its embeddings (`embedding`), and held again right after it records
+ * its own tombstone (`ownTombstone`), which it does once a forget has overtaken it; `projecting` settles when it ends.
+ */
+export async function projectorHeldAtItsTombstone(runtime: Runtime, key: SessionKey) {
+  const { forgets, ownTombstone } = heldAtOwnTombstone(runtime);
+  const { embedding, written, embedder, sessions } = heldProjector(runtime);
+  written.release();
+  const projecting = projectSession({ ...runtime, embedder, sessions, forgets }, key);
+  await embedding.reached;
+  return { projecting, embedding, ownTombstone };
 }
 
 export const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
