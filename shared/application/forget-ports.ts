@@ -94,7 +94,8 @@ export interface ForgetStore {
  * forgetting what they wrote themselves (`forgetIfOvertaken`). A scope may have both at once; writers are refused (and
  * enlist) under each.
  */
-export type TombstoneOwner = 'forget' | 'projector';
+export const TOMBSTONE_OWNERS = ['forget', 'projector'] as const;
+export type TombstoneOwner = (typeof TOMBSTONE_OWNERS)[number];
 
 /** A process-local copy of a user's rows (PGlite's in-process search snapshots). */
 export interface SearchCache {

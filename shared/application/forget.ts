@@ -4,7 +4,7 @@ import { Id, type SessionKey } from '../contracts/ids.js';
 import { ForgetInput, forgetInstanceId, ORCHESTRATIONS, sessionEndInstanceId } from '../contracts/operations.js';
 import { forgetInProgress } from '../domain/errors.js';
 import type { DetailMemory } from './artifact-ports.js';
-import type { ForgetConfig, ForgetScope, ForgetStore, StoreCounts, TombstoneOwner } from './forget-ports.js';
+import { TOMBSTONE_OWNERS, type ForgetConfig, type ForgetScope, type ForgetStore, type StoreCounts, type TombstoneOwner } from './forget-ports.js';
 import type { OrchestrationClient } from './operation-ports.js';
 import type { Clock, Deps, EventStore } from './ports.js';
 import { eraseFromInitBlocks } from './project-session.js';
@@ -191,11 +191,9 @@ export interface WrittenEvent {
  * `refuseUnlessKept` for a client's events of the session (turns, a handoff, an end request): the read-back is one
  * read of the seqs' range, and each event's key is compared, since after a forget a new stream starts at seq 1 again
  * and another event may hold the seq. (A retry that mixes events recorded long ago with new ones reads the events
- * between them too.)
+ * between them too.) Events enlist with every owner's tombstone: an overtaken projector's purge takes them too.
  */
 export async function refuseUnlessEventsKept(deps: { forgets?: ForgetStore; events: Pick<EventStore, 'read'> }, key: SessionKey, written: readonly WrittenEvent[]): Promise<void> {
-  // An overtaken projector's purge takes the session's events too.
-  const purgedBy = ['forget', 'projector'] as const;
   await refuseUnlessKept(deps, key, async () => {
     if (written.length === 0) return true;
     const seqs = written.map((w) => w.seq);
@@ -203,5 +201,5 @@ export async function refuseUnlessEventsKept(deps: { forgets?: ForgetStore; even
     const held = await deps.events.read(key, first - 1, Math.max(...seqs) - first + 1);
     const keyAt = new Map(held.map((e) => [e.metadata.seq, eventKey(e)]));
     return written.every((w) => keyAt.get(w.seq) === w.eventKey);
-  }, purgedBy);
+  }, TOMBSTONE_OWNERS);
 }

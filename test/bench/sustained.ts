@@ -89,15 +89,14 @@ const cpuSince = (since: Map<string, number>): string =>
     .join(', ');
 
 /** The process's memory by part, in MB. */
-type MemoryReading = MemoryParts;
-const readMemory = (wasmBytes: () => number): MemoryReading => {
+const readMemory = (wasmBytes: () => number): MemoryParts => {
   const m = process.memoryUsage();
   return { rss: mb(m.rss), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), wasm: mb(wasmBytes()) };
 };
-const formatMemory = (m: MemoryReading) => `rss=${m.rss} heap used/total ${m.heapUsed}/${m.heapTotal} external ${m.external} (array buffers ${m.arrayBuffers}) PGlite WASM ${m.wasm} MB`;
-const maxOf = (readings: MemoryReading[]): MemoryReading => {
+const formatMemory = (m: MemoryParts) => `rss=${m.rss} heap used/total ${m.heapUsed}/${m.heapTotal} external ${m.external} (array buffers ${m.arrayBuffers}) PGlite WASM ${m.wasm} MB`;
+const maxOf = (readings: MemoryParts[]): MemoryParts => {
   const max = { ...readings[0]! };
-  for (const r of readings) for (const k of Object.keys(max) as (keyof MemoryReading)[]) max[k] = Math.max(max[k], r[k]);
+  for (const r of readings) for (const k of Object.keys(max) as (keyof MemoryParts)[]) max[k] = Math.max(max[k], r[k]);
   return max;
 };
 
@@ -169,13 +168,13 @@ async function hosted(): Promise<void> {
   console.log(`  the ${s.MODEL_THREADS} parse threads started: RSS ${rssStart} → ${rssThreads} MB; load average ${load1m()}`);
   const account = accountRuntime(runtime);
   const cpuStart = threadCpu();
-  const samples: { t: number; backlog: number; rssMb: number; memory: MemoryReading }[] = [];
+  const samples: { t: number; backlog: number; memory: MemoryParts }[] = [];
   const started = now();
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
       const memory = readMemory(wasmBytes);
-      samples.push({ t: (now() - started) / 1000, backlog: backlog(), rssMb: memory.rss, memory });
+      samples.push({ t: (now() - started) / 1000, backlog: backlog(), memory });
       const last = samples.at(-1)!;
       if (Math.round(last.t) % 10 === 0 || !sampling) console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events ${formatMemory(memory)} load ${load1m()}`);
       await sleep(1000);
@@ -214,7 +213,7 @@ async function hosted(): Promise<void> {
   }
   const lag = summarize(lags);
   const request = summarize(result.latencies);
-  const rss = samples.map((x) => x.rssMb);
+  const rss = samples.map((x) => x.memory.rss);
   console.log(`  append request latency: p50 ${round(request.p50)} ms, p95 ${round(request.p95)} ms`);
   console.log(`  append→projected lag (from the 202): p50 ${round(lag.p50)} ms, p95 ${round(lag.p95)} ms, max ${round(lag.max)} ms (${lags.length} of ${result.appends.length} requests seen projected)`);
   console.log(`  backlog: max ${Math.max(...samples.map((x) => x.backlog))} events; ${drained ? `drained ${round(drainSeconds, 1)} s after the load` : `NOT drained within ${DRAIN_MS / 1000} s (${backlog()} events left)`}`);
@@ -222,7 +221,7 @@ async function hosted(): Promise<void> {
     `  RSS: start ${rssStart} MB, max ${Math.max(...rss)} MB, end ${rss.at(-1)} MB (growth ${Math.max(...rss) - rssStart} MB; ` +
       `${rssThreads - rssStart} MB of it the parse threads' start, ${Math.max(...rss) - rssThreads} MB under the load)`,
   );
-  console.log(`  memory at the RSS's max: ${formatMemory(samples.reduce((a, b) => (b.rssMb > a.rssMb ? b : a)).memory)}; each part's max: ${formatMemory(maxOf(samples.map((x) => x.memory)))}`);
+  console.log(`  memory at the RSS's max: ${formatMemory(samples.reduce((a, b) => (b.memory.rss > a.memory.rss ? b : a)).memory)}; each part's max: ${formatMemory(maxOf(samples.map((x) => x.memory)))}`);
   const turns = result.latencies.length * BATCH;
   console.log(formatAccounting(accounting, turns, 'where the time went (load and drain)'));
   console.log(`    CPU by thread (load and drain): ${cpuSince(cpuStart)}`);

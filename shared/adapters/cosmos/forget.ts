@@ -1,6 +1,6 @@
 import type { Container, Database, SqlParameter } from '@azure/cosmos';
 import type { SessionKey } from '../../contracts/ids.js';
-import type { ForgetScope, ForgetStore, PurgeOptions, StoreCounts, TombstoneOwner } from '../../application/forget-ports.js';
+import { TOMBSTONE_OWNERS, type ForgetScope, type ForgetStore, type PurgeOptions, type StoreCounts, type TombstoneOwner } from '../../application/forget-ports.js';
 import { COSMOS_CONTAINERS, statusOf, type CosmosContainerSpec } from './containers.js';
 
 /**
@@ -168,7 +168,7 @@ export class CosmosForgetStore implements ForgetStore {
   }
 
   /** Ids of the tombstones that cover the session, of `owners` (all by default): its user's forget's, its own forget's and projectors'. */
-  private async tombstones(key: SessionKey, owners: readonly TombstoneOwner[] = ['forget', 'projector']): Promise<string[]> {
+  private async tombstones(key: SessionKey, owners: readonly TombstoneOwner[] = TOMBSTONE_OWNERS): Promise<string[]> {
     const covering = { forget: [tombstoneId(undefined, 'forget'), tombstoneId(key.sessionId, 'forget')], projector: [tombstoneId(key.sessionId, 'projector')] };
     const ids = owners.flatMap((owner) => covering[owner]);
     const names = ids.map((_, i) => `@id${i}`);

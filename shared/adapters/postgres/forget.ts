@@ -1,5 +1,5 @@
 import type { SessionKey } from '../../contracts/ids.js';
-import type { ForgetScope, ForgetStore, PurgeOptions, SearchCache, StoreCounts, TombstoneOwner } from '../../application/forget-ports.js';
+import { TOMBSTONE_OWNERS, type ForgetScope, type ForgetStore, type PurgeOptions, type SearchCache, type StoreCounts, type TombstoneOwner } from '../../application/forget-ports.js';
 import type { Db, Queryable } from './db.js';
 
 /** append_events and the guard triggers (migration 14) refuse a write under a forget tombstone with SQLSTATE AM410. */
@@ -64,12 +64,16 @@ export class PostgresForgetStore implements ForgetStore {
   }
 
   async forgetting(key: SessionKey): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM forget_tombstones WHERE user_id = $1 AND session_id IN ('', $2) LIMIT 1`, [key.userId, key.sessionId]);
-    return rows.length > 0;
+    return this.covered(key, TOMBSTONE_OWNERS);
   }
 
   /** Only whether a tombstone (of `owners`) is there: the guard triggers refused every write of the scope under it. */
-  async enlist(key: SessionKey, owners: readonly TombstoneOwner[] = ['forget', 'projector']): Promise<boolean> {
+  async enlist(key: SessionKey, owners: readonly TombstoneOwner[] = TOMBSTONE_OWNERS): Promise<boolean> {
+    return this.covered(key, owners);
+  }
+
+  /** Whether a tombstone of `owners` covers the session: its user's or its own. */
+  private async covered(key: SessionKey, owners: readonly TombstoneOwner[]): Promise<boolean> {
     const rows = await this.db.query(`SELECT 1 FROM forget_tombstones WHERE user_id = $1 AND session_id IN ('', $2) AND owner = ANY($3::text[]) LIMIT 1`, [key.userId, key.sessionId, owners]);
     return rows.length > 0;
   }
