@@ -87,7 +87,10 @@ export class LocalTimer {
       await this.handler(info, invocationContext(this.name));
       this.last = at;
     } catch (error) {
-      console.error(`timer ${this.name} failed: ${error instanceof Error ? error.name : 'unknown'}`);
+      // After stop, the host closes the stores a run still in flight waits on: that run is abandoned, not failed, and
+      // what it had claimed is served again at the next start.
+      if (this.stopped) console.warn(`timer ${this.name}: run abandoned at shutdown`);
+      else console.error(`timer ${this.name} failed: ${error instanceof Error ? error.name : 'unknown'}`);
     }
   }
 

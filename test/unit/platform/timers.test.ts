@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { nextOccurrence } from '../../../shared/platform/local-host/timers.js';
+import { describe, expect, it, vi } from 'vitest';
+import { LocalTimer, nextOccurrence } from '../../../shared/platform/local-host/timers.js';
 
 describe('NCRONTAB next occurrence (local timers)', () => {
   it('the nightly default fires at 03:00:00 UTC, the next day once past it', () => {
@@ -16,5 +16,43 @@ describe('NCRONTAB next occurrence (local timers)', () => {
   it('rejects malformed schedules', () => {
     expect(() => nextOccurrence('0 0 3 * *', new Date())).toThrow(/6 fields/);
     expect(() => nextOccurrence('0 61 * * * *', new Date())).toThrow(/Invalid/);
+  });
+});
+
+describe('local timer runs', () => {
+  const failing = async (): Promise<void> => {
+    throw new Error('store closed');
+  };
+
+  it('a run that fails while the host runs is logged as failed', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      await new LocalTimer('timer-x', '0 0 3 * * *', failing).fire();
+      expect(error).toHaveBeenCalledWith('timer timer-x failed: Error');
+    } finally {
+      error.mockRestore();
+    }
+  });
+
+  it('a run that fails after stop (the host closed its stores) is logged as abandoned, not failed', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const timer = new LocalTimer('timer-x', '0 0 3 * * *', async () => {
+        await released;
+        await failing();
+      });
+      const run = timer.fire();
+      await timer.stop();
+      release();
+      await run;
+      expect(error).not.toHaveBeenCalled();
+      expect(warn).toHaveBeenCalledWith('timer timer-x: run abandoned at shutdown');
+    } finally {
+      error.mockRestore();
+      warn.mockRestore();
+    }
   });
 });
