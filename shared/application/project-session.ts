@@ -242,17 +242,9 @@ async function writeDerived(
     deps.categories ? deps.categories.categories(turnTexts) : [],
   ]);
   const context = [...earlier.map(searchableText), ...turnTexts];
-  // SCRATCH (issue 17 variants): MATCH_VARIANT=own2 | own2-prev1 | decay
-  const variant = process.env.MATCH_VARIANT ?? '';
-  const repeats: readonly number[] = variant === 'own2' ? [1, 1, 2] : variant === 'own2-prev1' ? [0, 1, 2] : variant === 'decay' ? [1, 2, 3] : [1, 1, 1];
   const matchTexts = turnTexts.map((_, i) => {
     const at = earlier.length + i;
-    const parts: string[] = [];
-    for (let d = MATCH_CONTEXT_TURNS; d >= 0; d--) {
-      const text = at - d >= 0 ? context[at - d] : undefined;
-      if (text !== undefined) for (let r = 0; r < repeats[MATCH_CONTEXT_TURNS - d]!; r++) parts.push(text);
-    }
-    return parts.join('\n');
+    return context.slice(Math.max(0, at - MATCH_CONTEXT_TURNS), at + 1).join('\n');
   });
   const texts = [...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts, ...(summary ? [summary.data.summary] : [])];
   if (texts.length === 0) return {};

@@ -117,21 +117,8 @@ export const SOURCE_WEIGHTS = { insights: 1, sessionSummaries: 0.5 } as const;
 
 const turnKey = (sessionId: string, seq: number) => `${sessionId}#${seq}`;
 
-// SCRATCH (issue 17 variants): RRF k per granularity and ranking
-const envK = (name: string): number | undefined => {
-  const v = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env[name];
-  return v ? Number(v) : undefined;
-};
-const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weight = 1, granularity = '') =>
-  reciprocalRankFusion(
-    lists.map(({ ranking, items }) => {
-      const k = envK(`RRF_K_${granularity}_${ranking === 'fulltext' ? 'FT' : 'VEC'}`);
-      const depth = ranking === 'fulltext' ? undefined : envK('VEC_DEPTH');
-      const norm = k !== undefined && envK('K_NORM') ? (k + 1) / (RRF_K + 1) : 1;
-      return { items: depth ? items.slice(0, depth) : items, weight: norm * weight * RANKING_WEIGHTS[ranking], ...(k !== undefined && { k }) };
-    }),
-    key,
-  );
+const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weight = 1) =>
+  reciprocalRankFusion(lists.map(({ ranking, items }) => ({ items, weight: weight * RANKING_WEIGHTS[ranking] })), key);
 
 /**
  * Every fact of the sources asked for, best first. Each granularity's lists are fused with reciprocal rank fusion
@@ -143,7 +130,7 @@ const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weig
  * interactions, artifacts, insights, session summaries, each best first.
  */
 export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactSource>, hints: QueryHints = {}): RankedFact[] {
-  const windows = fuse(candidates.interactions, (w) => w.fact.id, 1, 'WIN');
+  const windows = fuse(candidates.interactions, (w) => w.fact.id);
   const facts: RankedFact[] = [];
   const { period } = hints;
   /** Turns that refer to the named period, whatever their own time. */
@@ -153,7 +140,7 @@ export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactS
     for (const { item, score } of windows) {
       for (let seq = item.seqRange[0]; seq <= item.seqRange[1]; seq++) windowScoreByTurn.set(turnKey(item.sessionId, seq), score);
     }
-    const turns = fuse(candidates.turns, (t) => turnKey(t.sessionId, t.seq), 1, 'TURN');
+    const turns = fuse(candidates.turns, (t) => turnKey(t.sessionId, t.seq));
     const fusedByTurn = new Map(turns.map(({ item, score }) => [turnKey(item.sessionId, item.seq), score]));
     for (const { item, score } of turns) {
       const next = NEXT_TURN_WEIGHT * (fusedByTurn.get(turnKey(item.sessionId, item.seq + 1)) ?? 0);
@@ -162,19 +149,6 @@ export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactS
       const fact = { fact: item.fact, score: (score + next + boost) * speaker * (item.asks ? ASKING_TURN_FACTOR : 1) };
       facts.push(fact);
       if (period && item.refers && overlaps(period, item.refers)) referring.add(fact);
-    }
-    // SCRATCH (issue 17): a turn right after a better-ranked turn (within ADJ_SPAN) scores ADJ_FACTOR of what it would
-    const adjFactor = envK('ADJ_FACTOR');
-    if (adjFactor !== undefined) {
-      const span = envK('ADJ_SPAN') ?? 2;
-      const turnFacts = facts.map((f, i) => ({ f, item: turns[i]!.item })).sort((a, b) => b.f.score - a.f.score);
-      const seen = new Set<string>();
-      for (const { f, item } of turnFacts) {
-        let after = false;
-        for (let d = 1; d <= span; d++) if (seen.has(turnKey(item.sessionId, item.seq - d))) after = true;
-        if (after) f.score *= adjFactor;
-        seen.add(turnKey(item.sessionId, item.seq));
-      }
     }
   }
   if (sources.has('interactions')) for (const { item, score } of windows) facts.push({ fact: item.fact, score });

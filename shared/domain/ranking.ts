@@ -5,17 +5,13 @@ export const RRF_K = 60;
  * Reciprocal rank fusion (Cormack et al., 2009): score = Σ weight / (k + rank), rank starting at 1; an item is keyed
  * by `key`, and keeps the first instance seen. Best first; equal scores keep the order in which items were first seen.
  */
-export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number; k?: number }[], key: (item: T) => string, k = RRF_K): { item: T; score: number }[] {
+export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number }[], key: (item: T) => string, k = RRF_K): { item: T; score: number }[] {
   const fused = new Map<string, { item: T; score: number }>();
-  for (const { items, weight = 1, k: listK = k } of lists) {
-    // SCRATCH (issue 17): TOP_N ranks scored with TOP_K instead; VEC_DEPTH handled by the caller
-    const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
-    const topN = Number(env.TOP_N ?? 0);
-    const topK = Number(env.TOP_K ?? listK);
+  for (const { items, weight = 1 } of lists) {
     items.forEach((item, index) => {
       const id = key(item);
       const entry = fused.get(id) ?? { item, score: 0 };
-      entry.score += weight / ((index < topN ? topK : listK) + index + 1);
+      entry.score += weight / (k + index + 1);
       fused.set(id, entry);
     });
   }

@@ -134,7 +134,7 @@ try {
   const hits: Record<Strategy, Record<number, number[][]>> = { hybrid: {}, bm25: {}, vector: {} };
   const latencies: number[] = [];
   /** Per question, where each evidence turn came in the hybrid ranking (1-based; null past 50): for error analysis. */
-  const details: { userId: string; category: string; question: string; evidence: Record<string, number | null>; top?: string[] }[] = [];
+  const details: { userId: string; category: string; question: string; evidence: Record<string, number | null> }[] = [];
   let asked = 0;
   for (const { userId, q } of questions) {
     const evidence = new Set(evidenceIds(q));
@@ -145,7 +145,7 @@ try {
       if (strategy === 'hybrid') {
         latencies.push(performance.now() - t0);
         const rankOf = (id: string) => ranked.indexOf(id) + 1 || null;
-        details.push({ userId, category: CATEGORIES[q.category]!, question: q.question, evidence: Object.fromEntries([...evidence].map((id) => [id, rankOf(id)])), ...(process.env.SCRATCH_TOP && { top: ranked.slice(0, 25) }) });
+        details.push({ userId, category: CATEGORIES[q.category]!, question: q.question, evidence: Object.fromEntries([...evidence].map((id) => [id, rankOf(id)])) });
       }
       const recalls = BUDGETS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size);
       (hits[strategy][q.category] ??= []).push(recalls);
