@@ -131,22 +131,7 @@ const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weig
   reciprocalRankFusion(
     lists.map(({ ranking, items }) => {
       const k = ranking === 'fulltext' ? fullTextK : RRF_K;
-      const echo = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.ECHO_RANKS;
-      let ranks: number[] | undefined;
-      if (echo && ranking === 'fulltext' && fullTextK !== RRF_K) {
-        // SCRATCH: an echo (a turn one or two after a turn above it in this list) consumes no rank
-        const seen = new Set<string>();
-        let counted = 0;
-        ranks = items.map((item) => {
-          const t = item as unknown as TurnCandidate;
-          const isEcho = seen.has(turnKey(t.sessionId, t.seq - 1)) || seen.has(turnKey(t.sessionId, t.seq - 2));
-          seen.add(turnKey(t.sessionId, t.seq));
-          const rank = counted + 1;
-          if (!isEcho) counted++;
-          return echo === 'self' ? (isEcho ? rank : rank) : rank;
-        });
-      }
-      return { items, k, ...(ranks && { ranks }), weight: weight * RANKING_WEIGHTS[ranking] * (k === RRF_K ? 1 : (k + 1) / (RRF_K + 1)) };
+      return { items, k, weight: weight * RANKING_WEIGHTS[ranking] * (k === RRF_K ? 1 : (k + 1) / (RRF_K + 1)) };
     }),
     key,
   );

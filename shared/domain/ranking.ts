@@ -6,13 +6,13 @@ export const RRF_K = 60;
  * by `key`, and keeps the first instance seen. A list may set its own `k` (a smaller one falls faster with rank).
  * Best first; equal scores keep the order in which items were first seen.
  */
-export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number; k?: number; ranks?: readonly number[] }[], key: (item: T) => string, k = RRF_K): { item: T; score: number }[] {
+export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number; k?: number }[], key: (item: T) => string, k = RRF_K): { item: T; score: number }[] {
   const fused = new Map<string, { item: T; score: number }>();
-  for (const { items, weight = 1, k: listK = k, ranks } of lists) {
+  for (const { items, weight = 1, k: listK = k } of lists) {
     items.forEach((item, index) => {
       const id = key(item);
       const entry = fused.get(id) ?? { item, score: 0 };
-      entry.score += weight / (listK + (ranks ? ranks[index]! : index + 1));
+      entry.score += weight / (listK + index + 1);
       fused.set(id, entry);
     });
   }
