@@ -3,15 +3,16 @@ export const RRF_K = 60;
 
 /**
  * Reciprocal rank fusion (Cormack et al., 2009): score = Σ weight / (k + rank), rank starting at 1; an item is keyed
- * by `key`, and keeps the first instance seen. Best first; equal scores keep the order in which items were first seen.
+ * by `key`, and keeps the first instance seen. A list may set its own `k` (a smaller one falls faster with rank).
+ * Best first; equal scores keep the order in which items were first seen.
  */
-export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number }[], key: (item: T) => string, k = RRF_K): { item: T; score: number }[] {
+export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; weight?: number; k?: number }[], key: (item: T) => string, k = RRF_K): { item: T; score: number }[] {
   const fused = new Map<string, { item: T; score: number }>();
-  for (const { items, weight = 1 } of lists) {
+  for (const { items, weight = 1, k: listK = k } of lists) {
     items.forEach((item, index) => {
       const id = key(item);
       const entry = fused.get(id) ?? { item, score: 0 };
-      entry.score += weight / (k + index + 1);
+      entry.score += weight / (listK + index + 1);
       fused.set(id, entry);
     });
   }

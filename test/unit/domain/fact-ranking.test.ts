@@ -11,6 +11,7 @@ import {
   RANKING_WEIGHTS,
   rankFacts,
   SOURCE_WEIGHTS,
+  TURN_FULLTEXT_RRF_K,
   type FactCandidates,
   type FactDraft,
   type RankedFact,
@@ -21,6 +22,8 @@ import { RRF_K } from '../../../shared/domain/ranking.js';
 
 const ALL = new Set(FactSource.options);
 const rrf = (rank: number, weight = 1) => weight / (RRF_K + rank);
+/** A turn's score at a rank of the turns' full-text list: RRF at TURN_FULLTEXT_RRF_K, its first rank worth rrf(1). */
+const text = (rank: number) => (TURN_FULLTEXT_RRF_K + 1) / (RRF_K + 1) / (TURN_FULLTEXT_RRF_K + rank);
 const at = (day: number) => new Date(Date.UTC(2024, 4, day)).toISOString();
 
 function turn(sessionId: string, seq: number, speaker = 'user', day = 1): TurnCandidate {
@@ -54,9 +57,39 @@ describe('rankFacts', () => {
     const ranked = rankFacts(candidates, ALL);
 
     expect(ids(ranked)).toEqual(['turn:s:1', 'turn:s:3', 'turn:s:5']);
-    expect(ranked[0]!.score).toBeCloseTo(rrf(1) + rrf(2, RANKING_WEIGHTS.vector), 12);
-    expect(ranked[1]!.score).toBeCloseTo(rrf(2), 12);
+    expect(ranked[0]!.score).toBeCloseTo(text(1) + rrf(2, RANKING_WEIGHTS.vector), 12);
+    expect(ranked[1]!.score).toBeCloseTo(text(2), 12);
     expect(ranked[2]!.score).toBeCloseTo(rrf(1, RANKING_WEIGHTS.vector), 12);
+  });
+
+  it("given the turns' full text, lets its ranks fall faster than RRF_K's, its first rank unchanged", () => {
+    // The full text ranks one turn 31st and the vectors rank it first; it ranks another second.
+    const [second, deep] = [turn('s', 1), turn('s', 100)];
+    const others = Array.from({ length: 28 }, (_, i) => turn('other', 2 * i + 1));
+    const candidates: FactCandidates = {
+      ...nothing,
+      turns: [
+        { ranking: 'fulltext', items: [turn('lead', 1), second, ...others, deep] },
+        { ranking: 'vector', items: [deep] },
+      ],
+    };
+
+    const ranked = scores(rankFacts(candidates, ALL));
+
+    expect(TURN_FULLTEXT_RRF_K).toBeLessThan(RRF_K);
+    expect(ranked['turn:lead:1']).toBeCloseTo(rrf(1), 12);
+    expect(ranked['turn:s:100']).toBeCloseTo(text(31) + rrf(1, RANKING_WEIGHTS.vector), 12);
+    // At RRF_K the deep turn would lead: rrf(31) + the vector's first rank > rrf(2).
+    expect(rrf(31) + rrf(1, RANKING_WEIGHTS.vector)).toBeGreaterThan(rrf(2));
+    expect(ranked['turn:s:1']!).toBeGreaterThan(ranked['turn:s:100']!);
+  });
+
+  it('given a window ranked by full text, fuses it at RRF_K: only the turns\' full text falls faster', () => {
+    const candidates: FactCandidates = { ...nothing, interactions: [{ ranking: 'fulltext', items: [window('s', 1, 2), window('s', 3, 4)] }] };
+
+    const ranked = scores(rankFacts(candidates, ALL));
+
+    expect(ranked['s-w3']).toBeCloseTo(rrf(2), 12);
   });
 
   it("given a window over some turns, adds the window's fused score to each of them", () => {
@@ -70,9 +103,9 @@ describe('rankFacts', () => {
 
     const windowScore = rrf(1, RANKING_WEIGHTS.summaryVector);
     expect(ranked['s-w4']).toBeCloseTo(windowScore, 12);
-    expect(ranked['turn:s:5']).toBeCloseTo(rrf(2) + windowScore, 12);
-    expect(ranked['turn:s:1']).toBeCloseTo(rrf(1), 12);
-    expect(ranked['turn:other:5']).toBeCloseTo(rrf(3), 12);
+    expect(ranked['turn:s:5']).toBeCloseTo(text(2) + windowScore, 12);
+    expect(ranked['turn:s:1']).toBeCloseTo(text(1), 12);
+    expect(ranked['turn:other:5']).toBeCloseTo(text(3), 12);
   });
 
   it('given windows but only turns asked for, lends their scores to the turns and returns no window', () => {
@@ -98,10 +131,10 @@ describe('rankFacts', () => {
 
     const ranked = scores(rankFacts(candidates, ALL));
 
-    const fifth = rrf(2) + rrf(1, RANKING_WEIGHTS.vector);
-    expect(ranked['turn:s:4']).toBeCloseTo(rrf(1) + NEXT_TURN_WEIGHT * fifth, 12);
+    const fifth = text(2) + rrf(1, RANKING_WEIGHTS.vector);
+    expect(ranked['turn:s:4']).toBeCloseTo(text(1) + NEXT_TURN_WEIGHT * fifth, 12);
     expect(ranked['turn:s:5']).toBeCloseTo(fifth, 12);
-    expect(ranked['turn:other:3']).toBeCloseTo(rrf(3), 12);
+    expect(ranked['turn:other:3']).toBeCloseTo(text(3), 12);
   });
 
   it("given a query naming one speaker, scores that speaker's turns higher and no one else's", () => {
@@ -109,8 +142,8 @@ describe('rankFacts', () => {
 
     const ranked = scores(rankFacts(candidates, ALL, { namedSpeaker: 'Melanie' }));
 
-    expect(ranked['turn:s:3']).toBeCloseTo(rrf(2) * (1 + NAMED_SPEAKER_BOOST), 12);
-    expect(ranked['turn:s:1']).toBeCloseTo(rrf(1), 12);
+    expect(ranked['turn:s:3']).toBeCloseTo(text(2) * (1 + NAMED_SPEAKER_BOOST), 12);
+    expect(ranked['turn:s:1']).toBeCloseTo(text(1), 12);
     expect(ranked['turn:s:3']!).toBeGreaterThan(ranked['turn:s:1']!);
   });
 
@@ -120,8 +153,8 @@ describe('rankFacts', () => {
 
     const ranked = rankFacts(candidates, ALL);
 
-    expect(scores(ranked)['turn:s:1']).toBeCloseTo(rrf(1) * ASKING_TURN_FACTOR, 12);
-    expect(scores(ranked)['turn:s:5']).toBeCloseTo(rrf(2), 12);
+    expect(scores(ranked)['turn:s:1']).toBeCloseTo(text(1) * ASKING_TURN_FACTOR, 12);
+    expect(scores(ranked)['turn:s:5']).toBeCloseTo(text(2), 12);
     expect(ids(ranked)).toEqual(['turn:s:5', 'turn:s:1']);
   });
 
@@ -134,8 +167,8 @@ describe('rankFacts', () => {
 
     const ranked = scores(rankFacts(candidates, ALL, { period: { from: at(15), to: at(25) } }));
 
-    expect(ranked['turn:s:1']).toBeCloseTo(rrf(1), 12);
-    expect(ranked['turn:s:3']).toBeCloseTo(rrf(2) * (1 + NAMED_PERIOD_BOOST), 12);
+    expect(ranked['turn:s:1']).toBeCloseTo(text(1), 12);
+    expect(ranked['turn:s:3']).toBeCloseTo(text(2) * (1 + NAMED_PERIOD_BOOST), 12);
     expect(ranked['insight:i']).toBeCloseTo(rrf(1) * (1 + NAMED_PERIOD_BOOST), 12);
   });
 
@@ -147,9 +180,9 @@ describe('rankFacts', () => {
 
     const ranked = scores(rankFacts(candidates, ALL, { period: { from: at(11), to: at(20) } }));
 
-    expect(ranked['turn:s:2']).toBeCloseTo(rrf(1) * (1 + NAMED_PERIOD_BOOST), 12);
-    expect(ranked['turn:s:4']).toBeCloseTo(rrf(2), 12);
-    expect(ranked['turn:s:6']).toBeCloseTo(rrf(3) * (1 + NAMED_PERIOD_BOOST), 12);
+    expect(ranked['turn:s:2']).toBeCloseTo(text(1) * (1 + NAMED_PERIOD_BOOST), 12);
+    expect(ranked['turn:s:4']).toBeCloseTo(text(2), 12);
+    expect(ranked['turn:s:6']).toBeCloseTo(text(3) * (1 + NAMED_PERIOD_BOOST), 12);
   });
 
   it('given insights and session summaries, puts them on the RRF scale with their source weight', () => {

@@ -12,4 +12,9 @@ describe('reciprocalRankFusion', () => {
     const fused = reciprocalRankFusion([{ items: ['a', 'b'], weight: 0.1 }, { items: ['b', 'a'], weight: 1 }], (x) => x);
     expect(fused.map((f) => f.item)).toEqual(['b', 'a']);
   });
+
+  it("given a list with its own k, scores that list's ranks with it and the others with the default", () => {
+    const fused = reciprocalRankFusion([{ items: ['a', 'b'], k: 10 }, { items: ['c', 'd'] }], (x) => x);
+    expect(Object.fromEntries(fused.map((f) => [f.item, f.score]))).toEqual({ a: 1 / 11, b: 1 / 12, c: 1 / 61, d: 1 / 62 });
+  });
 });
