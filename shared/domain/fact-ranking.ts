@@ -131,7 +131,7 @@ const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weig
   reciprocalRankFusion(
     lists.map(({ ranking, items }) => {
       const k = ranking === 'fulltext' ? fullTextK : RRF_K;
-      return { items, k, weight: weight * RANKING_WEIGHTS[ranking] * (k === RRF_K ? 1 : (k + 1) / (RRF_K + 1)) };
+      return { items, k, weight: (weight * RANKING_WEIGHTS[ranking] * (k + 1)) / (RRF_K + 1) };
     }),
     key,
   );

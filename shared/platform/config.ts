@@ -61,10 +61,11 @@ export const Settings = z.object({
   N_ACTIVE_TURNS: int(5, 1, 200),
   NUM_RECENT_SESSIONS: int(2, 0, 20),
   /**
-   * PGlite: rows (turns and interactions, about 7 kB each with 512-d vectors) of recently searched users kept in memory and ranked there
-   * (README, Fact search); a user larger than this is ranked in SQL. 0 = always SQL. Unused with DATABASE_URL.
+   * PGlite: rows (turns and interactions, about 1.4 kB each with 512-d vectors) of recently searched users kept in memory and
+   * ranked there (README, Fact search); a user larger than this is ranked in SQL. The default holds a 100k-turn user. 0 =
+   * always SQL. Unused with DATABASE_URL.
    */
-  SEARCH_SNAPSHOT_ROWS: int(100_000, 0),
+  SEARCH_SNAPSHOT_ROWS: int(200_000, 0),
   /**
    * Resident memory the process should stay under, in MB (README, Bounded memory); 0 = no budget. Over 80% it drops
    * search snapshots; over 90% appends are refused with 503 `overloaded` and Retry-After until it is back under 85%.
