@@ -54,10 +54,15 @@ describe("a snapshot's collection of rows", () => {
     const from = new Date(100 * 60_000).toISOString();
     const to = new Date(200 * 60_000).toISOString();
     expect(keys(collection.bm25(query(500, { from, to }), ['common']))).toEqual(expected(['common'], (i) => i >= 100 && i <= 200, 500));
-    // Trimming the spare room changes nothing, and rows added afterwards are found.
+    // Trimming the spare room (each posting list laid out as one block) holds less and changes nothing, and rows added
+    // afterwards are found, in lists that grow again past their block.
+    const held = collection.arrayBytes;
     collection.trim();
+    expect(collection.arrayBytes).toBeLessThan(held);
     expect(keys(collection.bm25(query(1_000), ['common']))).toEqual(expected(['common'], () => true, 1_000));
     expect(collection.add('s9', 1, [], 0, 'm', [], tsv({ rare: 1 }), 11)).toBe(true);
     expect(keys(collection.bm25(query(5), ['rare'])).map((k) => k.sessionId).sort()).toEqual(['s0', 's9']);
+    for (let seq = 2; seq <= 600; seq++) collection.add('s9', seq, [], 0, 'm', [], tsv({ common: 1 }), 11);
+    expect(collection.bm25(query(2_000), ['common'])).toHaveLength(1_599);
   });
 });
