@@ -15,6 +15,13 @@ export const Settings = z.object({
   MEMORY_DATA_DIR: z.string().default(`${projectRoot}.data/pglite`),
   /** PGlite's page cache (PostgreSQL's shared_buffers) in MB: most of its WASM memory, which never shrinks. */
   PGLITE_SHARED_BUFFERS_MB: int(32, 1, 4096),
+  /**
+   * PGlite: `hnsw` keeps an HNSW index on each vector column; `none` keeps none (and drops them at start), saving their
+   * inserts, the larger part of a projected turn's cost on PGlite's one thread. The searches the snapshots do not
+   * answer (a user past SEARCH_SNAPSHOT_ROWS, a search while its snapshot builds) then scan the user's vectors exactly
+   * (README, Fact search). A PostgreSQL server (DATABASE_URL) always keeps them.
+   */
+  PGLITE_VECTOR_INDEXES: z.enum(['hnsw', 'none']).default('hnsw'),
   /** Any PostgreSQL 15+ with pgvector; replaces PGlite when set. */
   DATABASE_URL: optionalText,
   COSMOS_DATABASE: z.string().default('agent_memory'),

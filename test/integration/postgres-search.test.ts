@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
 import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.js';
 import { postgresStores } from '../../shared/adapters/postgres/stores.js';
-import { bm25Sql, ensureVectorIndexes, hnswIndexName, hnswVectorType, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { bm25Sql, dropVectorIndexes, ensureVectorIndexes, hnswIndexName, hnswVectorType, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import type { IndexedTurn, SearchQuery } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import { rng } from '../support/random.js';
@@ -296,6 +296,22 @@ describe('vector search with HNSW', () => {
     expect(rare).toHaveLength(12);
     await base.close();
   }, 120_000);
+
+  it('without HNSW indexes (PGLITE_VECTOR_INDEXES=none), a large user is searched exactly, the same rows as the index finds', async () => {
+    const base = await openDb();
+    await ensureVectorIndexes(base, MODEL, DIMS);
+    const search = new PostgresSearchIndex(base, { exactScanMaxRows: 50 });
+    const random = rng(11);
+    const vectors = Array.from({ length: 400 }, () => unit(Array.from({ length: DIMS }, () => random() - 0.5)));
+    await search.indexTurns(vectors.map((v, i) => turn('large', `s${i % 10}`, i + 1, `user: turn ${i}`, v)));
+    const q = vectors[123]!;
+    const truth = await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, 'large', q, 20);
+    await dropVectorIndexes(base);
+    expect(await base.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw%'`)).toEqual([]);
+    const hits = await search.turns(query('large', '', 20, q), 'vector');
+    expect(hits.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(truth);
+    await base.close();
+  }, 60_000);
 
   it('searches vectors too large for an HNSW index exactly', async () => {
     const base = await openDb();

@@ -106,6 +106,13 @@ export async function ensureVectorIndexes(db: Db, model: string, dimensions: num
   });
 }
 
+/** Drops every vector column's HNSW indexes, of any model (PGLITE_VECTOR_INDEXES=none): vector searches then scan exactly. */
+export async function dropVectorIndexes(db: Db): Promise<void> {
+  const tables = [...new Set(VECTOR_COLUMNS.map((c) => c.table))];
+  const indexes = await db.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename = ANY($1::text[]) AND indexname LIKE '%\\_hnsw\\_%'`, [tables]);
+  for (const { name } of indexes) await db.exec(`DROP INDEX IF EXISTS ${name}`);
+}
+
 /** One vector search: the table, its vector column, the columns to return and the filters. */
 interface NearestSpec {
   from: string;
