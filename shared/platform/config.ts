@@ -19,7 +19,7 @@ export const Settings = z.object({
    * PGlite: `hnsw` keeps an HNSW index on each vector column; `none` keeps none (and drops them at start), saving their
    * inserts, the larger part of a projected turn's cost on PGlite's one thread. The searches the snapshots do not
    * answer (a user past SEARCH_SNAPSHOT_ROWS, a search while its snapshot builds) then scan the user's vectors exactly
-   * (README, Fact search). A PostgreSQL server (DATABASE_URL) always keeps them.
+   * (README, Settings). A PostgreSQL server (DATABASE_URL) always keeps them.
    */
   PGLITE_VECTOR_INDEXES: z.enum(['hnsw', 'none']).default('hnsw'),
   /** Any PostgreSQL 15+ with pgvector; replaces PGlite when set. */

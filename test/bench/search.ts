@@ -30,7 +30,7 @@ import type { Embedder } from '../../shared/application/ports.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import type { Db } from '../../shared/adapters/postgres/db.js';
-import { ensureVectorIndexes, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { dropVectorIndexes, ensureVectorIndexes, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import { SnapshotSearchIndex } from '../../shared/adapters/postgres/search-snapshot.js';
 import type { SearchIndex } from '../../shared/application/search-ports.js';
 import { createRuntime, type Runtime } from '../../shared/platform/composition.js';
@@ -145,8 +145,7 @@ export async function benchSearch(): Promise<Record<string, number>> {
     await db.exec(`SET maintenance_work_mem = '512MB'`);
     let seeded = 0;
     for (const size of sizes) {
-      const indexes = await db.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE indexname LIKE '%\\_hnsw\\_%'`);
-      for (const { name } of indexes) await db.exec(`DROP INDEX ${name}`);
+      await dropVectorIndexes(db);
       let t0 = now();
       await seed(runtime, seeded, size);
       seeded = size;
