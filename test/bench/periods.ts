@@ -7,10 +7,12 @@
  *
  * Each text is parsed once to warm up, then BENCH_PERIOD_ROUNDS (3) times; per set, the texts, the ones given a
  * period, p50 / p95 / mean ms a text over every timed parse, and the process's CPU time a text (`cpu`, what says more on a
- * loaded machine: it leaves out the time the parse waited for a core).
+ * loaded machine: it leaves out the time the parse waited for a core). `together`: the same texts as a projection asks
+ * for them (`periodsReferredTo`, a slice of SLICE turns of the set at a time, their sentences parsed together), CPU
+ * time a text with a time word, and whether every period equals the one parsed alone.
  */
 import { readFileSync } from 'node:fs';
-import { mayReferToPeriod, periodReferredTo } from '../../shared/domain/time-expressions.js';
+import { mayReferToPeriod, periodReferredTo, periodsReferredTo } from '../../shared/domain/time-expressions.js';
 import { sessionDate } from '../support/locomo.js';
 import { turnContent } from './fixtures.js';
 import { round, summarize } from './stats.js';
@@ -49,7 +51,20 @@ function timed(all: Said[]) {
   const { user, system } = process.cpuUsage(cpu);
   const { p50, p95, mean } = summarize(samples);
   const cpuMs = round((user + system) / 1000 / samples.length);
-  return { texts: texts.length, of: all.length, withPeriod, msPerText: { p50: round(p50), p95: round(p95), mean: round(mean), cpu: cpuMs } };
+  return { texts: texts.length, of: all.length, withPeriod, msPerText: { p50: round(p50), p95: round(p95), mean: round(mean), cpu: cpuMs }, together: together(all, texts.length) };
+}
+
+/** The scheduler's slice (PROJECTION_SLICE_EVENTS' default): the turns one projection asks periods for. */
+const SLICE = 128;
+
+function together(all: Said[], timeWordTexts: number) {
+  const alone = all.map(({ text, at }) => periodReferredTo(text, at));
+  const slices = () => Array.from({ length: Math.ceil(all.length / SLICE) }, (_, i) => periodsReferredTo(all.slice(i * SLICE, (i + 1) * SLICE))).flat();
+  const same = JSON.stringify(slices()) === JSON.stringify(alone);
+  const cpu = process.cpuUsage();
+  for (let r = 0; r < rounds; r++) slices();
+  const { user, system } = process.cpuUsage(cpu);
+  return { cpuMsPerText: round((user + system) / 1000 / rounds / timeWordTexts), sameAsAlone: same };
 }
 
 console.log(JSON.stringify({ rounds, locomo: timed(locomo), bench: timed(bench) }, null, 2));

@@ -168,6 +168,7 @@ async function hosted(): Promise<void> {
   console.log(`  the ${s.MODEL_THREADS} parse threads started: RSS ${rssStart} → ${rssThreads} MB; load average ${load1m()}`);
   const account = accountRuntime(runtime);
   const cpuStart = threadCpu();
+  let cpuLine = cpuStart;
   const samples: { t: number; backlog: number; memory: MemoryParts }[] = [];
   const started = now();
   let sampling = true;
@@ -176,7 +177,11 @@ async function hosted(): Promise<void> {
       const memory = readMemory(wasmBytes);
       samples.push({ t: (now() - started) / 1000, backlog: backlog(), memory });
       const last = samples.at(-1)!;
-      if (Math.round(last.t) % 10 === 0 || !sampling) console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events ${formatMemory(memory)} load ${load1m()}`);
+      if (Math.round(last.t) % 10 === 0 || !sampling) {
+        // The threads' CPU since the last line: idle cores while a backlog waits mean the projection waits on something else.
+        console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events ${formatMemory(memory)} load ${load1m()}; CPU since: ${cpuSince(cpuLine)}`);
+        cpuLine = threadCpu();
+      }
       await sleep(1000);
     }
   })();

@@ -1,5 +1,5 @@
 import type { PeriodReader } from '../../application/ports.js';
-import { periodReferredTo } from '../../domain/time-expressions.js';
+import { periodsReferredTo } from '../../domain/time-expressions.js';
 
 /**
  * The periods turns refer to, parsed on the calling thread: what the model thread's `periods` op runs, and what a
@@ -7,5 +7,5 @@ import { periodReferredTo } from '../../domain/time-expressions.js';
  * parse costs milliseconds of CPU a turn that the request-serving thread should not spend.
  */
 export const inProcessPeriods: PeriodReader = {
-  referredPeriods: async (turns) => turns.map(({ text, at }) => periodReferredTo(text, new Date(at))),
+  referredPeriods: async (turns) => periodsReferredTo(turns.map(({ text, at }) => ({ text, at: new Date(at) }))),
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compiledOnce, foldedWhenNeeded, isWithin, mayReferToPeriod, overlaps, periodNamedIn, periodReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
+import { compiledOnce, foldedWhenNeeded, isWithin, mayReferToPeriod, overlaps, periodNamedIn, periodReferredTo, periodsReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
 
 const now = new Date('2026-11-22T10:00:00Z');
 
@@ -61,6 +61,39 @@ describe('periodReferredTo', () => {
     // A bare weekday is read forward (next Saturday); told in the past tense it cannot be.
     expect(periodReferredTo('The barbecue on Saturday was a disaster', said)).toBeUndefined();
     expect(periodReferredTo('The barbecue on Saturday will be fun', said)).toEqual(day('2021-09-18'));
+  });
+});
+
+describe('periodsReferredTo', () => {
+  it("reads turns parsed together as each alone: each sentence in its own tense and numbers, against its turn's own day", () => {
+    const wednesday = new Date('2021-09-15T16:30:00Z');
+    const friday = new Date('2021-09-17T09:00:00Z');
+    const turns = [
+      { text: 'We moved here three years ago! The barbecue on Saturday was a disaster.', at: wednesday },
+      // Beside a number word ("first"), "a few" is read as a number, 3: alone, this names no period.
+      { text: "Haven't talked in a few days. Crazy things happened to me!", at: wednesday },
+      { text: 'I finally finished my first full screenplay and printed it last Friday.', at: wednesday },
+      { text: 'Honestly I just want a quiet evening with a book.', at: wednesday },
+      { text: 'My flight got cancelled yesterday, so I drove.', at: wednesday },
+      { text: 'My flight got cancelled yesterday, so I drove.', at: friday },
+      { text: 'The barbecue on Saturday will be fun', at: friday },
+      { text: 'I have been knitting for ten years and today I sold a scarf', at: friday },
+    ];
+    const together = periodsReferredTo(turns);
+    expect(together).toEqual(turns.map(({ text, at }) => periodReferredTo(text, at)));
+    expect(together[1]).toBeUndefined();
+    expect(together.slice(4, 7)).toEqual([
+      { from: '2021-09-14T00:00:00.000Z', to: '2021-09-14T23:59:59.999Z' },
+      { from: '2021-09-16T00:00:00.000Z', to: '2021-09-16T23:59:59.999Z' },
+      { from: '2021-09-18T00:00:00.000Z', to: '2021-09-18T23:59:59.999Z' },
+    ]);
+  });
+
+  it('reads more sentences than one document holds, in order', () => {
+    const at = new Date('2021-09-15T16:30:00Z');
+    const turns = Array.from({ length: 30 }, (_, i) => ({ text: i % 2 ? `It rained ${i + 2} days ago.` : 'No dates here at all.', at }));
+    expect(periodsReferredTo(turns)).toEqual(turns.map(({ text }) => periodReferredTo(text, at)));
+    expect(periodsReferredTo(turns)[29]?.from).toBe('2021-08-15T00:00:00.000Z');
   });
 });
 
