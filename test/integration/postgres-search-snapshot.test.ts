@@ -406,7 +406,7 @@ describe('in-process search snapshots (PGlite)', () => {
       ["o'neil", 'back\\slash'],
     )) as [{ tsv: string }];
     const terms: [string, number][] = [];
-    forEachTerm(tsv, (lexeme, tf) => terms.push([lexeme, tf]));
+    forEachTerm(tsv, (text, start, end, tf) => terms.push([text.slice(start, end), tf]));
     const expected = await db.query<{ lexeme: string; tf: number }>(
       `SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest($1::tsvector) ORDER BY lexeme`,
       [tsv],

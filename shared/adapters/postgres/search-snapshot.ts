@@ -4,20 +4,21 @@ import type { Db } from './db.js';
 import { BM25 } from '../../domain/ranking.js';
 import { asksQuestion } from '../../domain/fact-ranking.js';
 import { Int8Matrix, rerankPool } from './compact-vectors.js';
+import { Lexicon, Numbers, Postings } from './search-postings.js';
 import { asVector, vectorParam } from './vector-params.js';
 
 /**
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
  * five ranked lists of a fact search are five statements in a row (about 90 ms for a user with 10k turns and 10k
  * interactions). A snapshot holds what ranking reads of a user's searchable rows, compactly: their vectors as int8
- * codes (compact-vectors.ts), their BM25 postings packed in 32-bit integers, and per row the few fields the filters
+ * codes (compact-vectors.ts), their BM25 postings packed in 32-bit integers (search-postings.ts), and per row the few fields the filters
  * and fusion read (a turn's speaker, an interaction's seq range). It ranks in JavaScript: the same BM25 as the SQL
  * (bm25Sql, windowBm25Sql), and cosine over the codes. A vector list's candidates, the codes' best, are re-ranked by
  * their exact cosine distance to the query over the full-precision vectors (pgvector's `<=>`, as the SQL ranking), which
  * the vector lists of a search read together, one statement per table and nothing else of the rows; so a vector list is
  * the exact one whenever its rows are among the candidates. Hits leave out what their facts show (text, turn ids,
  * summary): reading it for every row of every list cost more than the ranking, so the use case reads it (`show`) for
- * the facts it returns only. A row costs about 1.4 kB (see README).
+ * the facts it returns only. A row costs about 1.1 kB on LoCoMo's turns, 1.35 kB on the bench's (see README).
  *
  * PostgreSQL stays the source of truth. Every write to memory_turns and interactions takes the next `search_rev`, and
  * deletions record one in `search_purges` (migration 11). Before a search one statement reads the user's newest
@@ -234,8 +235,11 @@ interface ReadBatch {
 /** The distances to the query a batch reads: `d0` the turn's or the content's vector, `d1` the summary's. */
 type Distances = { d0?: number | null; d1?: number | null };
 
-/** A snapshot's heap a row besides its typed arrays, as measured on LoCoMo (README, Fact search): the memory budget's reckoning. */
-const HEAP_BYTES_PER_ROW = 517;
+/**
+ * A snapshot's heap a row besides its typed arrays, as measured on LoCoMo (README, Fact search; the most of four runs,
+ * 128–203): the memory budget's reckoning.
+ */
+const HEAP_BYTES_PER_ROW = 203;
 /** Users warmed at start, at most. */
 const WARM_USERS = 16;
 /** Rows loaded per statement while building or bringing a snapshot up to date. */
@@ -515,12 +519,13 @@ interface RowKey {
   ref: number | string;
 }
 
-/** A user's turns and interactions, each with a BM25 term index; rows are only added (a rewrite rebuilds). */
+/** A user's turns and interactions, each with a BM25 term index over one lexicon; rows are only added (a rewrite rebuilds). */
 class UserSnapshot {
   turnsRev = 0;
   windowsRev = 0;
-  readonly turns = new Collection(1);
-  readonly windows = new Collection(2);
+  private readonly lexicon = new Lexicon();
+  readonly turns = new Collection(1, this.lexicon);
+  readonly windows = new Collection(2, this.lexicon);
 
   constructor(readonly purgedRev: number) {}
 
@@ -530,7 +535,7 @@ class UserSnapshot {
 
   /** Bytes held in typed arrays (vectors' codes and norms, packed postings); the rest is in the JavaScript heap. */
   get arrayBytes(): number {
-    return this.turns.arrayBytes + this.windows.arrayBytes;
+    return this.turns.arrayBytes + this.windows.arrayBytes + this.lexicon.byteLength;
   }
 
   /** What the snapshot holds in all, reckoned: its typed arrays and HEAP_BYTES_PER_ROW a row. */
@@ -538,8 +543,9 @@ class UserSnapshot {
     return this.arrayBytes + this.rows * HEAP_BYTES_PER_ROW;
   }
 
-  /** After a build: the postings give back their spare room. */
+  /** After a build: the postings are laid out, and give back their spare room. */
   trim(): void {
+    this.lexicon.trim();
     this.turns.trim();
     this.windows.trim();
   }
@@ -572,37 +578,42 @@ class UserSnapshot {
 }
 
 /**
- * Calls `term` with each lexeme of a tsvector's text form and how often it occurs (`'lake':3,7 'paint':1A`: each
- * lexeme quoted, a quote in it doubled and a backslash escaped, then its positions; a lexeme without positions counts
- * once, as in bm25Sql). Scanned by hand: a user's snapshot reads a few million of them.
+ * Calls `term` with each lexeme of a tsvector's text form, as `text.slice(start, end)`, and how often it occurs
+ * (`'lake':3,7 'paint':1A`: each lexeme quoted, a quote in it doubled and a backslash escaped, then its positions; a
+ * lexeme without positions counts once, as in bm25Sql). Scanned by hand, and a lexeme is passed in place (`text` the
+ * tsvector's) unless it holds an escape: a user's snapshot reads a few million of them.
  */
-export function forEachTerm(tsv: string, term: (lexeme: string, tf: number) => void): void {
+export function forEachTerm(tsv: string, term: (text: string, start: number, end: number, tf: number) => void): void {
   let i = tsv.indexOf("'");
   while (i >= 0) {
-    let lexeme = '';
+    // Unescaped so far, once an escape is met.
+    let unescaped: string | undefined;
     let start = i + 1;
     let j = start;
     for (;;) {
       const c = tsv.charCodeAt(j);
       if (c === 92 /* \ */) {
-        lexeme += tsv.slice(start, j);
+        unescaped = (unescaped ?? '') + tsv.slice(start, j);
         start = j + 1;
         j += 2;
       } else if (c === 39 /* ' */) {
         if (tsv.charCodeAt(j + 1) !== 39) break;
-        lexeme += tsv.slice(start, j + 1);
+        unescaped = (unescaped ?? '') + tsv.slice(start, j + 1);
         start = j += 2;
       } else if (Number.isNaN(c)) {
         return;
       } else j++;
     }
-    lexeme += tsv.slice(start, j);
     let tf = 1;
     let k = j + 1;
     if (tsv.charCodeAt(k) === 58 /* : */) {
       for (k++; k < tsv.length && tsv.charCodeAt(k) !== 32 /* space */; k++) if (tsv.charCodeAt(k) === 44 /* , */) tf++;
     }
-    term(lexeme, tf);
+    if (unescaped === undefined) term(tsv, start, j, tf);
+    else {
+      const lexeme = unescaped + tsv.slice(start, j);
+      term(lexeme, 0, lexeme.length, tf);
+    }
     i = tsv.indexOf("'", k);
   }
 }
@@ -626,138 +637,6 @@ const TF_BITS = 12;
 const TF_CAP = 2 ** TF_BITS - 1;
 /** Rows one collection can hold. */
 const MAX_COLLECTION_ROWS = 2 ** (32 - TF_BITS);
-/** A growing typed array of 32-bit integers or of doubles: 4 or 8 bytes a number, where a JavaScript array takes 8. */
-class Numbers {
-  values: Int32Array | Float64Array;
-  length = 0;
-
-  constructor(private readonly kind: 'int' | 'float') {
-    this.values = this.make(64);
-  }
-
-  get byteLength(): number {
-    return this.values.byteLength;
-  }
-
-  push(x: number): void {
-    if (this.length === this.values.length) this.resize(Math.max(16, Math.ceil(this.length * 1.5)));
-    this.values[this.length++] = x;
-  }
-
-  /** Gives back the room not used. */
-  trim(): void {
-    if (this.values.length > this.length) this.resize(this.length);
-  }
-
-  private resize(size: number): void {
-    const values = this.make(size);
-    values.set(this.values.subarray(0, Math.min(size, this.length)));
-    this.values = values;
-  }
-
-  private make(size: number): Int32Array | Float64Array {
-    return this.kind === 'int' ? new Int32Array(size) : new Float64Array(size);
-  }
-}
-
-/** The largest block of a posting list: a list wastes less than this many slots. */
-const MAX_BLOCK = 256;
-
-/**
- * Every posting list of a collection in one growing Uint32Array, as chains of blocks (1, 2, 4, … MAX_BLOCK slots, each
- * after a header of its next block and its size): a lexeme costs a few numbers rather than an array of its own, which
- * matters because most lexemes are in one or two rows.
- */
-class PostingArena {
-  private data = new Uint32Array(1024);
-  private used = 0;
-  /** Per list: its first block, its last block, and its postings. */
-  private readonly heads = new Numbers('int');
-  private readonly tails = new Numbers('int');
-  private readonly counts = new Numbers('int');
-  /** Postings in each list's last block. */
-  private readonly filled = new Numbers('int');
-
-  get byteLength(): number {
-    return this.data.byteLength + this.heads.byteLength + this.tails.byteLength + this.counts.byteLength + this.filled.byteLength;
-  }
-
-  newList(): number {
-    const block = this.block(1);
-    this.heads.push(block);
-    this.tails.push(block);
-    this.counts.push(0);
-    this.filled.push(0);
-    return this.heads.length - 1;
-  }
-
-  count(list: number): number {
-    return this.counts.values[list]!;
-  }
-
-  push(list: number, code: number): void {
-    let tail = this.tails.values[list]!;
-    const size = this.data[tail + 1]!;
-    if (this.filled.values[list] === size) {
-      const next = this.block(Math.min(2 * size, MAX_BLOCK));
-      this.data[tail] = next;
-      this.tails.values[list] = tail = next;
-      this.filled.values[list] = 0;
-    }
-    this.data[tail + 2 + this.filled.values[list]!] = code;
-    this.filled.values[list]!++;
-    this.counts.values[list]!++;
-  }
-
-  forEach(list: number, f: (code: number) => void): void {
-    const data = this.data;
-    let left = this.counts.values[list]!;
-    for (let block = this.heads.values[list]!; left > 0; block = data[block]!) {
-      const n = Math.min(data[block + 1]!, left);
-      for (let i = 0; i < n; i++) f(data[block + 2 + i]!);
-      left -= n;
-    }
-  }
-
-  /**
-   * After a build: every list laid out again as one block of exactly its postings, so the room its chain of growing
-   * blocks left unfilled, and their headers, are given back (about a third of the arena); an update adds blocks again.
-   */
-  trim(): void {
-    const lists = this.heads.length;
-    let postings = 0;
-    for (let list = 0; list < lists; list++) postings += this.counts.values[list]!;
-    const data = new Uint32Array(postings + 2 * lists);
-    let at = 0;
-    for (let list = 0; list < lists; list++) {
-      const count = this.counts.values[list]!;
-      data[at + 1] = count;
-      let i = at + 2;
-      this.forEach(list, (code) => (data[i++] = code));
-      this.heads.values[list] = this.tails.values[list] = at;
-      this.filled.values[list] = count;
-      at += count + 2;
-    }
-    this.data = data;
-    this.used = at;
-    for (const numbers of [this.heads, this.tails, this.counts, this.filled]) numbers.trim();
-  }
-
-  /** A new block of `size` slots, and its offset. */
-  private block(size: number): number {
-    if (this.used + size + 2 > this.data.length) {
-      const grown = new Uint32Array(Math.ceil((this.used + size + 2) * 1.5));
-      grown.set(this.data.subarray(0, this.used));
-      this.data = grown;
-    }
-    const at = this.used;
-    this.data[at] = 0;
-    this.data[at + 1] = size;
-    this.used += size + 2;
-    return at;
-  }
-}
-
 /**
  * Rows of one kind: per row, what the filters read (session, agents, time: small numbers and shared strings), the
  * embedding model, the BM25 length, the key to read the row back with; per vector column, the int8 codes; and the
@@ -794,14 +673,18 @@ export class Collection {
   /** One per vector column, made by the first row (its size); a vector of another size is never ranked. */
   private matrices: Int8Matrix[] = [];
   private scratch = new Float32Array(0);
-  /** Per lexeme, its list in `arena`. */
-  private readonly postings = new Map<string, number>();
-  private readonly arena = new PostingArena();
-  /** Frequencies above TF_CAP, by `row lexeme` (hardly ever used). */
-  private readonly largeTf = new Map<string, number>();
+  /** Per lexeme (its number in `lexicon`, which the user's other collection shares), the rows that hold it. */
+  private readonly postings: Postings;
+  /** Frequencies above TF_CAP, by row and lexeme (hardly ever used). */
+  private readonly largeTf = new Map<number, number>();
   private expected = 0;
 
-  constructor(private readonly vectorColumns: number) {}
+  constructor(
+    private readonly vectorColumns: number,
+    private readonly lexicon = new Lexicon(),
+  ) {
+    this.postings = new Postings(lexicon);
+  }
 
   get rows(): number {
     return this.refs.length;
@@ -810,7 +693,7 @@ export class Collection {
   get arrayBytes(): number {
     let bytes = this.matrices.reduce((sum, m) => sum + m.byteLength, 0);
     for (const numbers of this.perRow()) bytes += numbers.byteLength;
-    bytes += this.arena.byteLength;
+    bytes += this.postings.byteLength;
     return bytes;
   }
 
@@ -877,7 +760,7 @@ export class Collection {
     });
     this.lengths.push(length);
     this.totalLength += length;
-    forEachTerm(tsv, (lexeme, tf) => this.post(lexeme, row, tf));
+    forEachTerm(tsv, (text, start, end, tf) => this.post(this.lexicon.intern(text, start, end), row, tf));
     return true;
   }
 
@@ -891,20 +774,14 @@ export class Collection {
     for (const m of this.matrices) m.reserve(this.expected);
   }
 
-  private post(lexeme: string, row: number, tf: number): void {
-    if (tf >= TF_CAP) this.largeTf.set(`${row} ${lexeme}`, tf);
-    const code = row * 2 ** TF_BITS + Math.min(tf, TF_CAP);
-    let list = this.postings.get(lexeme);
-    if (list === undefined) {
-      list = this.arena.newList();
-      this.postings.set(flat(lexeme), list);
-    }
-    this.arena.push(list, code);
+  private post(lexeme: number, row: number, tf: number): void {
+    if (tf >= TF_CAP) this.largeTf.set(row * 2 ** 32 + lexeme, tf);
+    this.postings.push(lexeme, row * 2 ** TF_BITS + Math.min(tf, TF_CAP));
   }
 
-  /** After a build: the postings and the per-row numbers give back their spare room. */
+  /** After a build: the postings are laid out, and the per-row numbers give back their spare room. */
   trim(): void {
-    this.arena.trim();
+    this.postings.layOut();
     for (const numbers of this.perRow()) numbers.trim();
     for (const matrix of this.matrices) matrix.trim();
   }
@@ -963,15 +840,15 @@ export class Collection {
     const n = Math.max(this.rows, 1);
     const avgdl = Math.max(this.totalLength / n, 1);
     const scores = new Map<number, number>();
-    for (const lexeme of lexemes) {
-      const list = this.postings.get(lexeme);
-      if (list === undefined) continue;
-      const df = this.arena.count(list);
+    for (const lexeme of lexemes.map((l) => this.lexicon.find(l))) {
+      if (lexeme < 0) continue;
+      const df = this.postings.count(lexeme);
+      if (df === 0) continue;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      this.arena.forEach(list, (code) => {
+      this.postings.forEach(lexeme, (code) => {
         const row = Math.floor(code / 2 ** TF_BITS);
         let tf = code % 2 ** TF_BITS;
-        if (tf === TF_CAP) tf = this.largeTf.get(`${row} ${lexeme}`) ?? tf;
+        if (tf === TF_CAP) tf = this.largeTf.get(row * 2 ** 32 + lexeme) ?? tf;
         const score = (idf * (tf * (BM25.k1 + 1))) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * this.lengths.values[row]!) / avgdl));
         scores.set(row, (scores.get(row) ?? 0) + score);
       });
@@ -996,11 +873,5 @@ export class Collection {
     return matrix.nearest(query.vector.values, pool, (row) => modelOf[row] === modelId && (!matches || matches(row)));
   }
 }
-
-/**
- * A copy of a string that holds no other: a lexeme cut from a row's tsvector text may be a slice that keeps the whole
- * text alive as long as the lexeme is a key of the postings.
- */
-const flat = (s: string): string => Buffer.from(s, 'utf8').toString('utf8');
 
 const hasFilters = (f: SearchFilters) => Boolean(f.sessionId || f.agentId || f.from || f.to);
