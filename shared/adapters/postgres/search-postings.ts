@@ -46,13 +46,13 @@ export class Numbers {
 }
 
 /**
- * A snapshot's lexemes, numbered 0, 1, 2, … in the order first seen: an open-addressing hash table over their
- * characters, all in typed arrays. A lexeme is looked up in place in the text it is read from (a tsvector's), so a
- * build does not cut a string for each of its terms.
+ * A snapshot's lexemes, numbered 0, 1, 2, … in the order first seen: an open-addressing hash table over their UTF-8
+ * bytes, all in typed arrays. A lexeme is looked up in place in the bytes it is read from (a tsvector's binary form), so
+ * a build makes no string for any of its terms.
  */
 export class Lexicon {
-  /** Every lexeme's UTF-16 code units, one after another; lexeme `id` ends at `ends[id]`. */
-  private chars = new Uint16Array(1024);
+  /** Every lexeme's UTF-8 bytes, one after another; lexeme `id` ends at `ends[id]`. */
+  private bytes = new Uint8Array(4096);
   private readonly ends = new Numbers('int');
   /** The hash table: a lexeme's number plus one, 0 for an empty slot; at most half full. */
   private slots = new Int32Array(1024);
@@ -62,25 +62,26 @@ export class Lexicon {
   }
 
   get byteLength(): number {
-    return this.chars.byteLength + this.ends.byteLength + this.slots.byteLength;
+    return this.bytes.byteLength + this.ends.byteLength + this.slots.byteLength;
   }
 
   /** The lexeme's number; -1 when it is not held. */
   find(lexeme: string): number {
-    return this.slots[this.slotOf(lexeme, 0, lexeme.length)]! - 1;
+    const bytes = Buffer.from(lexeme, 'utf8');
+    return this.slots[this.slotOf(bytes, 0, bytes.length)]! - 1;
   }
 
-  /** The number of the lexeme `text.slice(start, end)`, numbered now if new. */
-  intern(text: string, start: number, end: number): number {
-    const slot = this.slotOf(text, start, end);
+  /** The number of the lexeme whose UTF-8 bytes are `bytes[start]` up to `bytes[end]`, numbered now if new. */
+  intern(bytes: Uint8Array, start: number, end: number): number {
+    const slot = this.slotOf(bytes, start, end);
     if (this.slots[slot]! > 0) return this.slots[slot]! - 1;
     const at = this.size === 0 ? 0 : this.ends.values[this.size - 1]!;
-    if (at + end - start > this.chars.length) {
-      const grown = new Uint16Array(Math.ceil((at + end - start) * 1.5));
-      grown.set(this.chars.subarray(0, at));
-      this.chars = grown;
+    if (at + end - start > this.bytes.length) {
+      const grown = new Uint8Array(Math.ceil((at + end - start) * 1.5));
+      grown.set(this.bytes.subarray(0, at));
+      this.bytes = grown;
     }
-    for (let i = start; i < end; i++) this.chars[at + i - start] = text.charCodeAt(i);
+    this.bytes.set(bytes.subarray(start, end), at);
     this.ends.push(at + end - start);
     this.slots[slot] = this.size;
     if (2 * this.size > this.slots.length) this.rehash(2 * this.slots.length);
@@ -89,25 +90,23 @@ export class Lexicon {
 
   /** Gives back the room not used (after a build; a new lexeme grows it again). */
   trim(): void {
-    this.chars = this.chars.slice(0, this.size === 0 ? 0 : this.ends.values[this.size - 1]!);
+    this.bytes = this.bytes.slice(0, this.size === 0 ? 0 : this.ends.values[this.size - 1]!);
     this.ends.trim();
   }
 
-  /** The slot holding `text.slice(start, end)`, or the empty slot where it would go. */
-  private slotOf(text: string, start: number, end: number): number {
-    let hash = FNV_OFFSET;
-    for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME);
+  /** The slot holding the lexeme `bytes[start]` up to `bytes[end]`, or the empty slot where it would go. */
+  private slotOf(bytes: Uint8Array, start: number, end: number): number {
     const mask = this.slots.length - 1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hash(bytes, start, end) & mask; ; slot = (slot + 1) & mask) {
       const id = this.slots[slot]! - 1;
-      if (id < 0 || this.equals(id, text, start, end)) return slot;
+      if (id < 0 || this.equals(id, bytes, start, end)) return slot;
     }
   }
 
-  private equals(id: number, text: string, start: number, end: number): boolean {
+  private equals(id: number, bytes: Uint8Array, start: number, end: number): boolean {
     const from = id === 0 ? 0 : this.ends.values[id - 1]!;
     if (this.ends.values[id]! - from !== end - start) return false;
-    for (let i = start; i < end; i++) if (this.chars[from + i - start] !== text.charCodeAt(i)) return false;
+    for (let i = start; i < end; i++) if (this.bytes[from + i - start] !== bytes[i]) return false;
     return true;
   }
 
@@ -115,9 +114,7 @@ export class Lexicon {
     const slots = new Int32Array(size);
     const mask = size - 1;
     for (let id = 0, from = 0; id < this.size; from = this.ends.values[id++]!) {
-      let hash = FNV_OFFSET;
-      for (let i = from; i < this.ends.values[id]!; i++) hash = Math.imul(hash ^ this.chars[i]!, FNV_PRIME);
-      let slot = hash & mask;
+      let slot = hash(this.bytes, from, this.ends.values[id]!) & mask;
       while (slots[slot] !== 0) slot = (slot + 1) & mask;
       slots[slot] = id + 1;
     }
@@ -125,9 +122,12 @@ export class Lexicon {
   }
 }
 
-/** FNV-1a, 32 bits, over UTF-16 code units. */
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
+/** FNV-1a, 32 bits. */
+function hash(bytes: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h;
+}
 
 /**
  * One kind of row's posting lists, by lexeme number (a `Lexicon`'s): 32-bit codes (search-snapshot.ts packs a row and

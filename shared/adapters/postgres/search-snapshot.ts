@@ -1,11 +1,13 @@
 import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchFilters, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import type { Db } from './db.js';
+import { CopyRows, forEachLexeme } from './copy-binary.js';
 import { BM25 } from '../../domain/ranking.js';
 import { asksQuestion } from '../../domain/fact-ranking.js';
 import { Int8Matrix, rerankPool } from './compact-vectors.js';
 import { Lexicon, Numbers, Postings } from './search-postings.js';
 import { asVector, vectorParam } from './vector-params.js';
+import { sqlLiteral } from './search.js';
 
 /**
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
@@ -49,8 +51,8 @@ export class SnapshotSearchIndex implements SearchIndex {
     private readonly sql: SearchIndex,
     { maxRows, onError }: { maxRows: number; onError?: (error: unknown) => void },
   ) {
-    if (db.kind !== 'pglite') throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
-    this.snapshots = new SearchSnapshots(db, maxRows, onError ?? (() => undefined));
+    if (db.kind !== 'pglite' || !db.copyBinary) throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
+    this.snapshots = new SearchSnapshots(db, db.copyBinary.bind(db), maxRows, onError ?? (() => undefined));
   }
 
   indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
@@ -265,8 +267,10 @@ class SearchSnapshots {
   private readonly queryLexemes = new WeakMap<SearchQuery, Promise<string[]>>();
   private closed = false;
 
+  /** `copy`: the rows of a statement in binary COPY format (Db.copyBinary), how a snapshot loads its rows. */
   constructor(
     private readonly db: Db,
+    private readonly copy: (select: string) => Promise<Uint8Array>,
     private readonly maxRows: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -467,51 +471,45 @@ class SearchSnapshots {
 
   /**
    * Loads the user's rows written since the snapshot's, a chunk at a time until `stop` says so; false when one of them
-   * rewrote a row it holds.
+   * rewrote a row it holds. Each chunk is one statement read in binary COPY format, its vectors and tsvectors in their
+   * binary forms (COPY takes no parameters: the user and the revision are written into it).
    */
   private async catchUp(userId: string, snapshot: UserSnapshot, stop: () => boolean, background = false): Promise<boolean> {
     for (;;) {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
-      const rows = await this.db.query<TurnLoaded>(
-        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text, ' \t\n\r\f\v'), 1) AS last_char, t.embedding_model,
-                encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
-         FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev LIMIT ${CHUNK}`,
-        [userId, snapshot.turnsRev],
-      );
-      if (!snapshot.addTurns(rows)) return false;
-      if (rows.length < CHUNK) break;
+      const rows = new CopyRows(await this.copy(`SELECT ${TURN_COLUMNS} FROM memory_turns t WHERE t.user_id = ${sqlLiteral(userId)} AND t.rev > ${revLiteral(snapshot.turnsRev)} ORDER BY t.rev LIMIT ${CHUNK}`));
+      const added = snapshot.addTurns(rows);
+      if (added === false) return false;
+      if (added < CHUNK) break;
     }
     for (;;) {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
-      const rows = await this.db.query<WindowLoaded>(
-        `SELECT i.id, i.session_id, i.doc->'agentIds' AS agent_ids, i.doc->'seqRange' AS seq_range, i.doc->>'startedAt' AS started_at, i.embedding_model,
-                encode(vector_send(i.content_vector), 'base64') AS vector, encode(vector_send(i.summary_vector), 'base64') AS summary_vector,
-                i.doc_len, i.rev::float8 AS rev, i.tsv::text AS tsv
-         FROM interactions i WHERE i.user_id = $1 AND i.rev > $2 ORDER BY i.rev LIMIT ${CHUNK}`,
-        [userId, snapshot.windowsRev],
-      );
-      if (!snapshot.addWindows(rows)) return false;
-      if (rows.length < CHUNK) break;
+      const rows = new CopyRows(await this.copy(`SELECT ${WINDOW_COLUMNS} FROM ${WINDOWS} WHERE i.user_id = ${sqlLiteral(userId)} AND i.rev > ${revLiteral(snapshot.windowsRev)} ORDER BY i.rev LIMIT ${CHUNK}`));
+      const added = snapshot.addWindows(rows);
+      if (added === false) return false;
+      if (added < CHUNK) break;
     }
     return true;
   }
 }
 
-/** What a snapshot loads of each row: what filters and rankings read, and its revision (never the text). */
-type Loaded = { session_id: string; embedding_model: string; vector: string; doc_len: number | null; rev: number; tsv: string | null };
-type TurnLoaded = Loaded & {
-  seq: number;
-  agent_id: string | null;
-  speaker: string;
-  occurred_at: Date | string;
-  refers_from: Date | string | null;
-  refers_to: Date | string | null;
-  /** The text's last character, trailing whitespace aside (asksQuestion's): enough to tell whether the turn asks. */
-  last_char: string;
+/**
+ * What a snapshot loads of each row, in this order (UserSnapshot reads the fields by position): what filters and
+ * rankings read, and its revision (never the text). A turn's `last_char` is its text's last character, trailing
+ * whitespace aside (asksQuestion's): enough to tell whether the turn asks.
+ */
+const TURN_COLUMNS = `t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text, ' \t\n\r\f\v'), 1) AS last_char,
+  t.embedding_model, t.vector, t.doc_len, t.rev, t.tsv`;
+const WINDOW_COLUMNS = `i.id, i.session_id, d."agentIds", d."seqRange", d."startedAt", i.embedding_model, i.content_vector, i.summary_vector, i.doc_len, i.rev, i.tsv`;
+/** An interaction's document is read once for the three fields (each `doc->` read, and decompressed, all of it again). */
+const WINDOWS = `interactions i, jsonb_to_record(i.doc) AS d("agentIds" jsonb, "seqRange" jsonb, "startedAt" text)`;
+
+const revLiteral = (rev: number): string => {
+  if (!Number.isSafeInteger(rev)) throw new Error(`A search revision is an integer: ${rev}`);
+  return String(rev);
 };
-type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; seq_range: [number, number]; started_at: string; summary_vector: string };
 
 /** How a ranked row is read back: its session, and its seq (a turn) or id (an interaction). */
 interface RowKey {
@@ -550,71 +548,47 @@ class UserSnapshot {
     this.windows.trim();
   }
 
-  addTurns(rows: readonly TurnLoaded[]): boolean {
-    this.turns.reserve(rows.length);
-    for (const r of rows) {
-      const added = this.turns.add(r.session_id, r.seq, r.agent_id ? [r.agent_id] : [], new Date(r.occurred_at).getTime(), r.embedding_model, [r.vector], r.tsv ?? '', r.doc_len ?? 0, {
-        speaker: r.speaker,
-        ...(r.refers_from && r.refers_to && { refers: [new Date(r.refers_from).getTime(), new Date(r.refers_to).getTime()] as const }),
-        asks: asksQuestion(r.last_char),
+  /** Adds the turns of a chunk (TURN_COLUMNS); how many, or false when one rewrote a row held. */
+  addTurns(rows: CopyRows): number | false {
+    this.turns.reserve(rows.count());
+    let added = 0;
+    while (rows.next()) {
+      const agentId = rows.text(2);
+      const refersFrom = rows.timestamptz(5);
+      const refersTo = rows.timestamptz(6);
+      const ok = this.turns.add(rows.text(0)!, rows.int4(1)!, agentId ? [agentId] : [], rows.timestamptz(4)!, rows.text(8)!, [rows.binary(9) ?? NO_BYTES], rows.binary(12), rows.int4(10) ?? 0, {
+        speaker: rows.text(3)!,
+        ...(refersFrom !== null && refersTo !== null && { refers: [refersFrom, refersTo] as const }),
+        asks: asksQuestion(rows.text(7) ?? ''),
       });
-      if (!added) return false;
-      this.turnsRev = r.rev;
+      if (!ok) return false;
+      this.turnsRev = rows.int8(11)!;
+      added++;
     }
-    return true;
+    return added;
   }
 
-  addWindows(rows: readonly WindowLoaded[]): boolean {
-    this.windows.reserve(rows.length);
-    for (const r of rows) {
-      const added = this.windows.add(r.session_id, r.id, r.agent_ids ?? [], Date.parse(r.started_at), r.embedding_model, [r.vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0, {
-        seqRange: r.seq_range,
-      });
-      if (!added) return false;
-      this.windowsRev = r.rev;
+  /** Adds the interactions of a chunk (WINDOW_COLUMNS); how many, or false when one rewrote a row held. */
+  addWindows(rows: CopyRows): number | false {
+    this.windows.reserve(rows.count());
+    let added = 0;
+    while (rows.next()) {
+      const ok = this.windows.add(
+        rows.text(1)!,
+        rows.text(0)!,
+        (rows.jsonb(2) as string[] | null) ?? [],
+        Date.parse(rows.text(4)!),
+        rows.text(5)!,
+        [rows.binary(6) ?? NO_BYTES, rows.binary(7) ?? NO_BYTES],
+        rows.binary(10),
+        rows.int4(8) ?? 0,
+        { seqRange: rows.jsonb(3) as [number, number] },
+      );
+      if (!ok) return false;
+      this.windowsRev = rows.int8(9)!;
+      added++;
     }
-    return true;
-  }
-}
-
-/**
- * Calls `term` with each lexeme of a tsvector's text form, as `text.slice(start, end)`, and how often it occurs
- * (`'lake':3,7 'paint':1A`: each lexeme quoted, a quote in it doubled and a backslash escaped, then its positions; a
- * lexeme without positions counts once, as in bm25Sql). Scanned by hand, and a lexeme is passed in place (`text` the
- * tsvector's) unless it holds an escape: a user's snapshot reads a few million of them.
- */
-export function forEachTerm(tsv: string, term: (text: string, start: number, end: number, tf: number) => void): void {
-  let i = tsv.indexOf("'");
-  while (i >= 0) {
-    // Unescaped so far, once an escape is met.
-    let unescaped: string | undefined;
-    let start = i + 1;
-    let j = start;
-    for (;;) {
-      const c = tsv.charCodeAt(j);
-      if (c === 92 /* \ */) {
-        unescaped = (unescaped ?? '') + tsv.slice(start, j);
-        start = j + 1;
-        j += 2;
-      } else if (c === 39 /* ' */) {
-        if (tsv.charCodeAt(j + 1) !== 39) break;
-        unescaped = (unescaped ?? '') + tsv.slice(start, j + 1);
-        start = j += 2;
-      } else if (Number.isNaN(c)) {
-        return;
-      } else j++;
-    }
-    let tf = 1;
-    let k = j + 1;
-    if (tsv.charCodeAt(k) === 58 /* : */) {
-      for (k++; k < tsv.length && tsv.charCodeAt(k) !== 32 /* space */; k++) if (tsv.charCodeAt(k) === 44 /* , */) tf++;
-    }
-    if (unescaped === undefined) term(tsv, start, j, tf);
-    else {
-      const lexeme = unescaped + tsv.slice(start, j);
-      term(lexeme, 0, lexeme.length, tf);
-    }
-    i = tsv.indexOf("'", k);
+    return added;
   }
 }
 
@@ -631,6 +605,8 @@ function readVector(binary: Buffer, out: Float32Array): boolean {
   return true;
 }
 const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+/** A NULL vector's bytes: never ranked. */
+const NO_BYTES = Buffer.alloc(0);
 
 /** Postings pack a row and a term frequency into one 32-bit integer: a row below 2^20, a frequency below 2^12. */
 const TF_BITS = 12;
@@ -698,7 +674,7 @@ export class Collection {
   }
 
   /**
-   * Adds a row with its vectors (base64 of pgvector's binary form, one per column), its tsvector's text form, and
+   * Adds a row with its vectors (pgvector's binary form, one per column), its tsvector's binary form (null: none), and
    * what ranking reads of it: a turn's speaker, the period it refers to (milliseconds) and whether it asks, an interaction's seq range. False when the key is held already: a
    * rewritten row, which the caller answers with a rebuild.
    */
@@ -708,8 +684,8 @@ export class Collection {
     agentIds: readonly string[],
     time: number,
     model: string,
-    vectors: readonly string[],
-    tsv: string,
+    vectors: readonly Buffer[],
+    tsv: Buffer | null,
     length: number,
     { speaker = '', refers = [NaN, NaN], asks = false, seqRange = [0, 0] }: { speaker?: string; refers?: readonly [number, number]; asks?: boolean; seqRange?: readonly [number, number] } = {},
   ): boolean {
@@ -748,8 +724,7 @@ export class Collection {
     let modelId = this.models.indexOf(model);
     if (modelId < 0) modelId = this.models.push(model) - 1;
     this.modelOf.push(modelId);
-    vectors.forEach((base64, column) => {
-      const binary = Buffer.from(base64, 'base64');
+    vectors.forEach((binary, column) => {
       if (this.matrices.length === 0) {
         const dims = binary.length >= 4 ? binary.readUInt16BE(0) : 0;
         this.matrices = Array.from({ length: this.vectorColumns }, () => new Int8Matrix(dims));
@@ -760,7 +735,7 @@ export class Collection {
     });
     this.lengths.push(length);
     this.totalLength += length;
-    forEachTerm(tsv, (text, start, end, tf) => this.post(this.lexicon.intern(text, start, end), row, tf));
+    if (tsv) forEachLexeme(tsv, (bytes, start, end, tf) => this.post(this.lexicon.intern(bytes, start, end), row, tf));
     return true;
   }
 

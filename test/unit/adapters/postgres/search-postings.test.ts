@@ -4,16 +4,17 @@ import { Lexicon, Postings } from '../../../../shared/adapters/postgres/search-p
 const lexemes = Array.from({ length: 5_000 }, (_, i) => `w${i.toString(36)}${i % 7 === 0 ? 'é' : ''}`);
 
 describe("a snapshot's lexicon", () => {
-  it('given lexemes read in place from a text, numbers each once in the order first seen, past its first table size', () => {
+  it("given lexemes read in place from UTF-8 bytes, numbers each once in the order first seen, past its tables' first sizes", () => {
     const lexicon = new Lexicon();
-    const text = lexemes.join(' ');
+    const bytes = Buffer.from(lexemes.join(' '));
     let at = 0;
     for (const [i, lexeme] of lexemes.entries()) {
-      expect(lexicon.intern(text, at, at + lexeme.length)).toBe(i);
-      at += lexeme.length + 1;
+      const end = at + Buffer.byteLength(lexeme);
+      expect(lexicon.intern(bytes, at, end)).toBe(i);
+      at = end + 1;
     }
     expect(lexicon.size).toBe(lexemes.length);
-    expect(lexicon.intern(`x ${lexemes[42]!} y`, 2, 2 + lexemes[42]!.length)).toBe(42);
+    expect(lexicon.intern(Buffer.from(`x ${lexemes[42]!} y`), 2, 2 + Buffer.byteLength(lexemes[42]!))).toBe(42);
     for (const [i, lexeme] of lexemes.entries()) expect(lexicon.find(lexeme)).toBe(i);
     expect(lexicon.find('missing')).toBe(-1);
     expect(lexicon.find('w')).toBe(-1); // a prefix of held lexemes
@@ -21,11 +22,11 @@ describe("a snapshot's lexicon", () => {
 
   it('given a trim after a build, holds less and goes on numbering new lexemes', () => {
     const lexicon = new Lexicon();
-    for (const lexeme of lexemes) lexicon.intern(lexeme, 0, lexeme.length);
+    for (const lexeme of lexemes) lexicon.intern(Buffer.from(lexeme), 0, Buffer.byteLength(lexeme));
     const held = lexicon.byteLength;
     lexicon.trim();
     expect(lexicon.byteLength).toBeLessThan(held);
-    expect(lexicon.intern('new', 0, 3)).toBe(lexemes.length);
+    expect(lexicon.intern(Buffer.from('new'), 0, 3)).toBe(lexemes.length);
     expect(lexicon.find(lexemes[4_999]!)).toBe(4_999);
     expect(lexicon.find('new')).toBe(lexemes.length);
   });
@@ -50,7 +51,7 @@ describe("a snapshot's postings", () => {
 
   it('given codes pushed before and after the build lays them out, reads each list in the order pushed', () => {
     const lexicon = new Lexicon();
-    for (let i = 0; i < 600; i++) lexicon.intern(`l${i}`, 0, `l${i}`.length);
+    for (let i = 0; i < 600; i++) lexicon.intern(Buffer.from(`l${i}`), 0, `l${i}`.length);
     const postings = new Postings(lexicon);
     const expected: number[][] = [];
     push(postings, expected, 3_000, 500, 0);
@@ -67,7 +68,7 @@ describe("a snapshot's postings", () => {
 
   it('given a laid-out build, holds 4 bytes a code and a lexeme', () => {
     const lexicon = new Lexicon();
-    for (let i = 0; i < 1_000; i++) lexicon.intern(`l${i}`, 0, `l${i}`.length);
+    for (let i = 0; i < 1_000; i++) lexicon.intern(Buffer.from(`l${i}`), 0, `l${i}`.length);
     const postings = new Postings(lexicon);
     push(postings, [], 10_000, 1_000, 0);
     postings.layOut();

@@ -4,11 +4,14 @@ import { Lexicon } from '../../../../shared/adapters/postgres/search-postings.js
 import type { SearchQuery } from '../../../../shared/application/search-ports.js';
 import { BM25 } from '../../../../shared/domain/ranking.js';
 
-/** A tsvector's text form with each lexeme at `tf` positions. */
+/** A tsvector's binary form (tsvectorsend) with each lexeme at `tf` positions. */
 const tsv = (terms: Record<string, number>) =>
-  Object.entries(terms)
-    .map(([lexeme, tf]) => `'${lexeme}':${Array.from({ length: tf }, (_, i) => i + 1).join(',')}`)
-    .join(' ');
+  Buffer.concat([
+    int32(Object.keys(terms).length),
+    ...Object.entries(terms).flatMap(([lexeme, tf]) => [Buffer.from(`${lexeme}\0`), uint16(tf), ...Array.from({ length: tf }, (_, i) => uint16(Math.min(i + 1, 16_383)))]),
+  ]);
+const int32 = (n: number) => Buffer.from(Int32Array.of(n).buffer).reverse();
+const uint16 = (n: number) => Buffer.from(Uint16Array.of(n).buffer).reverse();
 
 const query = (limit: number, filters: SearchQuery['filters'] = {}): SearchQuery => ({ userId: 'u', text: '', limit, filters });
 
@@ -25,7 +28,7 @@ describe("a snapshot's collection of rows", () => {
     const collection = new Collection(1);
     const keys = (rows: number[]) => rows.map((row) => collection.key(row));
     rows.forEach((r, i) => expect(collection.add(`s${i % 4}`, i + 1, i % 2 ? ['a'] : [], i * 60_000, 'm', [], tsv(r.terms), r.length)).toBe(true));
-    expect(collection.add('s0', 1, [], 0, 'm', [], '', 0)).toBe(false); // held already: a rewrite
+    expect(collection.add('s0', 1, [], 0, 'm', [], null, 0)).toBe(false); // held already: a rewrite
 
     const n = rows.length;
     const avgdl = rows.reduce((a, r) => a + r.length, 0) / n;
