@@ -68,7 +68,7 @@ export const Settings = z.object({
   N_ACTIVE_TURNS: int(5, 1, 200),
   NUM_RECENT_SESSIONS: int(2, 0, 20),
   /**
-   * PGlite: rows (turns and interactions, about 1.4 kB each with 512-d vectors) of recently searched users kept in memory and
+   * PGlite: rows (turns and interactions, about 1.1–1.35 kB each with 512-d vectors) of recently searched users kept in memory and
    * ranked there (README, Fact search); a user larger than this is ranked in SQL. The default holds a 100k-turn user. 0 =
    * always SQL. Unused with DATABASE_URL.
    */

@@ -12,6 +12,11 @@ export interface Queryable {
 /** The little the adapters need from PostgreSQL, served by PGlite in-process or by a real server. */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * PGlite only: the rows of `select` (one statement, its values inlined: COPY takes no parameters) in PostgreSQL's
+   * binary COPY format (copy-binary.ts), which PGlite writes to a byte array in this process.
+   */
+  copyBinary?(select: string): Promise<Uint8Array>;
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -42,6 +47,11 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
   return {
     kind: 'pglite',
     ...wrap(db),
+    copyBinary: async (select) => {
+      const { blob } = await db.query(`COPY (${select}) TO '/dev/blob' WITH (FORMAT binary)`);
+      if (!blob) throw new Error('PGlite returned no blob for COPY TO /dev/blob');
+      return new Uint8Array(await blob.arrayBuffer());
+    },
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     close: () => db.close(),
   };

@@ -1,23 +1,26 @@
 import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchFilters, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import type { Db } from './db.js';
+import { CopyRows, forEachLexeme } from './copy-binary.js';
 import { BM25 } from '../../domain/ranking.js';
 import { asksQuestion } from '../../domain/fact-ranking.js';
 import { Int8Matrix, rerankPool } from './compact-vectors.js';
+import { Lexicon, Numbers, Postings } from './search-postings.js';
 import { asVector, vectorParam } from './vector-params.js';
+import { sqlLiteral } from './search.js';
 
 /**
  * In-process search snapshots for PGlite. PGlite runs in this process, one statement at a time on one thread, so the
  * five ranked lists of a fact search are five statements in a row (about 90 ms for a user with 10k turns and 10k
  * interactions). A snapshot holds what ranking reads of a user's searchable rows, compactly: their vectors as int8
- * codes (compact-vectors.ts), their BM25 postings packed in 32-bit integers, and per row the few fields the filters
+ * codes (compact-vectors.ts), their BM25 postings packed in 32-bit integers (search-postings.ts), and per row the few fields the filters
  * and fusion read (a turn's speaker, an interaction's seq range). It ranks in JavaScript: the same BM25 as the SQL
  * (bm25Sql, windowBm25Sql), and cosine over the codes. A vector list's candidates, the codes' best, are re-ranked by
  * their exact cosine distance to the query over the full-precision vectors (pgvector's `<=>`, as the SQL ranking), which
  * the vector lists of a search read together, one statement per table and nothing else of the rows; so a vector list is
  * the exact one whenever its rows are among the candidates. Hits leave out what their facts show (text, turn ids,
  * summary): reading it for every row of every list cost more than the ranking, so the use case reads it (`show`) for
- * the facts it returns only. A row costs about 1.4 kB (see README).
+ * the facts it returns only. A row costs about 1.1 kB on LoCoMo's turns, 1.35 kB on the bench's (see README).
  *
  * PostgreSQL stays the source of truth. Every write to memory_turns and interactions takes the next `search_rev`, and
  * deletions record one in `search_purges` (migration 11). Before a search one statement reads the user's newest
@@ -48,8 +51,8 @@ export class SnapshotSearchIndex implements SearchIndex {
     private readonly sql: SearchIndex,
     { maxRows, onError }: { maxRows: number; onError?: (error: unknown) => void },
   ) {
-    if (db.kind !== 'pglite') throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
-    this.snapshots = new SearchSnapshots(db, maxRows, onError ?? (() => undefined));
+    if (db.kind !== 'pglite' || !db.copyBinary) throw new Error('Search snapshots need PGlite: with several connections revisions do not commit in order');
+    this.snapshots = new SearchSnapshots(db, db.copyBinary.bind(db), maxRows, onError ?? (() => undefined));
   }
 
   indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
@@ -234,8 +237,11 @@ interface ReadBatch {
 /** The distances to the query a batch reads: `d0` the turn's or the content's vector, `d1` the summary's. */
 type Distances = { d0?: number | null; d1?: number | null };
 
-/** A snapshot's heap a row besides its typed arrays, as measured on LoCoMo (README, Fact search): the memory budget's reckoning. */
-const HEAP_BYTES_PER_ROW = 517;
+/**
+ * A snapshot's heap a row besides its typed arrays, as measured on LoCoMo (README, Fact search; the most of four runs,
+ * 128–203): the memory budget's reckoning.
+ */
+const HEAP_BYTES_PER_ROW = 203;
 /** Users warmed at start, at most. */
 const WARM_USERS = 16;
 /** Rows loaded per statement while building or bringing a snapshot up to date. */
@@ -261,8 +267,10 @@ class SearchSnapshots {
   private readonly queryLexemes = new WeakMap<SearchQuery, Promise<string[]>>();
   private closed = false;
 
+  /** `copy`: the rows of a statement in binary COPY format (Db.copyBinary), how a snapshot loads its rows. */
   constructor(
     private readonly db: Db,
+    private readonly copy: (select: string) => Promise<Uint8Array>,
     private readonly maxRows: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -463,51 +471,45 @@ class SearchSnapshots {
 
   /**
    * Loads the user's rows written since the snapshot's, a chunk at a time until `stop` says so; false when one of them
-   * rewrote a row it holds.
+   * rewrote a row it holds. Each chunk is one statement read in binary COPY format, its vectors and tsvectors in their
+   * binary forms (COPY takes no parameters: the user and the revision are written into it).
    */
   private async catchUp(userId: string, snapshot: UserSnapshot, stop: () => boolean, background = false): Promise<boolean> {
     for (;;) {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
-      const rows = await this.db.query<TurnLoaded>(
-        `SELECT t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text, ' \t\n\r\f\v'), 1) AS last_char, t.embedding_model,
-                encode(vector_send(t.vector), 'base64') AS vector, t.doc_len, t.rev::float8 AS rev, t.tsv::text AS tsv
-         FROM memory_turns t WHERE t.user_id = $1 AND t.rev > $2 ORDER BY t.rev LIMIT ${CHUNK}`,
-        [userId, snapshot.turnsRev],
-      );
-      if (!snapshot.addTurns(rows)) return false;
-      if (rows.length < CHUNK) break;
+      const rows = new CopyRows(await this.copy(`SELECT ${TURN_COLUMNS} FROM memory_turns t WHERE t.user_id = ${sqlLiteral(userId)} AND t.rev > ${revLiteral(snapshot.turnsRev)} ORDER BY t.rev LIMIT ${CHUNK}`));
+      const added = snapshot.addTurns(rows);
+      if (added === false) return false;
+      if (added < CHUNK) break;
     }
     for (;;) {
       if (background) await this.yieldToSearches();
       if (stop()) return true;
-      const rows = await this.db.query<WindowLoaded>(
-        `SELECT i.id, i.session_id, i.doc->'agentIds' AS agent_ids, i.doc->'seqRange' AS seq_range, i.doc->>'startedAt' AS started_at, i.embedding_model,
-                encode(vector_send(i.content_vector), 'base64') AS vector, encode(vector_send(i.summary_vector), 'base64') AS summary_vector,
-                i.doc_len, i.rev::float8 AS rev, i.tsv::text AS tsv
-         FROM interactions i WHERE i.user_id = $1 AND i.rev > $2 ORDER BY i.rev LIMIT ${CHUNK}`,
-        [userId, snapshot.windowsRev],
-      );
-      if (!snapshot.addWindows(rows)) return false;
-      if (rows.length < CHUNK) break;
+      const rows = new CopyRows(await this.copy(`SELECT ${WINDOW_COLUMNS} FROM ${WINDOWS} WHERE i.user_id = ${sqlLiteral(userId)} AND i.rev > ${revLiteral(snapshot.windowsRev)} ORDER BY i.rev LIMIT ${CHUNK}`));
+      const added = snapshot.addWindows(rows);
+      if (added === false) return false;
+      if (added < CHUNK) break;
     }
     return true;
   }
 }
 
-/** What a snapshot loads of each row: what filters and rankings read, and its revision (never the text). */
-type Loaded = { session_id: string; embedding_model: string; vector: string; doc_len: number | null; rev: number; tsv: string | null };
-type TurnLoaded = Loaded & {
-  seq: number;
-  agent_id: string | null;
-  speaker: string;
-  occurred_at: Date | string;
-  refers_from: Date | string | null;
-  refers_to: Date | string | null;
-  /** The text's last character, trailing whitespace aside (asksQuestion's): enough to tell whether the turn asks. */
-  last_char: string;
+/**
+ * What a snapshot loads of each row, in this order (UserSnapshot reads the fields by position): what filters and
+ * rankings read, and its revision (never the text). A turn's `last_char` is its text's last character, trailing
+ * whitespace aside (asksQuestion's): enough to tell whether the turn asks.
+ */
+const TURN_COLUMNS = `t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text, ' \t\n\r\f\v'), 1) AS last_char,
+  t.embedding_model, t.vector, t.doc_len, t.rev, t.tsv`;
+const WINDOW_COLUMNS = `i.id, i.session_id, d."agentIds", d."seqRange", d."startedAt", i.embedding_model, i.content_vector, i.summary_vector, i.doc_len, i.rev, i.tsv`;
+/** An interaction's document is read once for the three fields (each `doc->` read, and decompressed, all of it again). */
+const WINDOWS = `interactions i, jsonb_to_record(i.doc) AS d("agentIds" jsonb, "seqRange" jsonb, "startedAt" text)`;
+
+const revLiteral = (rev: number): string => {
+  if (!Number.isSafeInteger(rev)) throw new Error(`A search revision is an integer: ${rev}`);
+  return String(rev);
 };
-type WindowLoaded = Loaded & { id: string; agent_ids: string[] | null; seq_range: [number, number]; started_at: string; summary_vector: string };
 
 /** How a ranked row is read back: its session, and its seq (a turn) or id (an interaction). */
 interface RowKey {
@@ -515,12 +517,13 @@ interface RowKey {
   ref: number | string;
 }
 
-/** A user's turns and interactions, each with a BM25 term index; rows are only added (a rewrite rebuilds). */
+/** A user's turns and interactions, each with a BM25 term index over one lexicon; rows are only added (a rewrite rebuilds). */
 class UserSnapshot {
   turnsRev = 0;
   windowsRev = 0;
-  readonly turns = new Collection(1);
-  readonly windows = new Collection(2);
+  private readonly lexicon = new Lexicon();
+  readonly turns = new Collection(1, this.lexicon);
+  readonly windows = new Collection(2, this.lexicon);
 
   constructor(readonly purgedRev: number) {}
 
@@ -530,7 +533,7 @@ class UserSnapshot {
 
   /** Bytes held in typed arrays (vectors' codes and norms, packed postings); the rest is in the JavaScript heap. */
   get arrayBytes(): number {
-    return this.turns.arrayBytes + this.windows.arrayBytes;
+    return this.turns.arrayBytes + this.windows.arrayBytes + this.lexicon.byteLength;
   }
 
   /** What the snapshot holds in all, reckoned: its typed arrays and HEAP_BYTES_PER_ROW a row. */
@@ -538,72 +541,54 @@ class UserSnapshot {
     return this.arrayBytes + this.rows * HEAP_BYTES_PER_ROW;
   }
 
-  /** After a build: the postings give back their spare room. */
+  /** After a build: the postings are laid out, and give back their spare room. */
   trim(): void {
+    this.lexicon.trim();
     this.turns.trim();
     this.windows.trim();
   }
 
-  addTurns(rows: readonly TurnLoaded[]): boolean {
-    this.turns.reserve(rows.length);
-    for (const r of rows) {
-      const added = this.turns.add(r.session_id, r.seq, r.agent_id ? [r.agent_id] : [], new Date(r.occurred_at).getTime(), r.embedding_model, [r.vector], r.tsv ?? '', r.doc_len ?? 0, {
-        speaker: r.speaker,
-        ...(r.refers_from && r.refers_to && { refers: [new Date(r.refers_from).getTime(), new Date(r.refers_to).getTime()] as const }),
-        asks: asksQuestion(r.last_char),
+  /** Adds the turns of a chunk (TURN_COLUMNS); how many, or false when one rewrote a row held. */
+  addTurns(rows: CopyRows): number | false {
+    this.turns.reserve(rows.count());
+    let added = 0;
+    while (rows.next()) {
+      const agentId = rows.text(2);
+      const refersFrom = rows.timestamptz(5);
+      const refersTo = rows.timestamptz(6);
+      const ok = this.turns.add(rows.text(0)!, rows.int4(1)!, agentId ? [agentId] : [], rows.timestamptz(4)!, rows.text(8)!, [rows.binary(9) ?? NO_BYTES], rows.binary(12), rows.int4(10) ?? 0, {
+        speaker: rows.text(3)!,
+        ...(refersFrom !== null && refersTo !== null && { refers: [refersFrom, refersTo] as const }),
+        asks: asksQuestion(rows.text(7) ?? ''),
       });
-      if (!added) return false;
-      this.turnsRev = r.rev;
+      if (!ok) return false;
+      this.turnsRev = rows.int8(11)!;
+      added++;
     }
-    return true;
+    return added;
   }
 
-  addWindows(rows: readonly WindowLoaded[]): boolean {
-    this.windows.reserve(rows.length);
-    for (const r of rows) {
-      const added = this.windows.add(r.session_id, r.id, r.agent_ids ?? [], Date.parse(r.started_at), r.embedding_model, [r.vector, r.summary_vector], r.tsv ?? '', r.doc_len ?? 0, {
-        seqRange: r.seq_range,
-      });
-      if (!added) return false;
-      this.windowsRev = r.rev;
+  /** Adds the interactions of a chunk (WINDOW_COLUMNS); how many, or false when one rewrote a row held. */
+  addWindows(rows: CopyRows): number | false {
+    this.windows.reserve(rows.count());
+    let added = 0;
+    while (rows.next()) {
+      const ok = this.windows.add(
+        rows.text(1)!,
+        rows.text(0)!,
+        (rows.jsonb(2) as string[] | null) ?? [],
+        Date.parse(rows.text(4)!),
+        rows.text(5)!,
+        [rows.binary(6) ?? NO_BYTES, rows.binary(7) ?? NO_BYTES],
+        rows.binary(10),
+        rows.int4(8) ?? 0,
+        { seqRange: rows.jsonb(3) as [number, number] },
+      );
+      if (!ok) return false;
+      this.windowsRev = rows.int8(9)!;
+      added++;
     }
-    return true;
-  }
-}
-
-/**
- * Calls `term` with each lexeme of a tsvector's text form and how often it occurs (`'lake':3,7 'paint':1A`: each
- * lexeme quoted, a quote in it doubled and a backslash escaped, then its positions; a lexeme without positions counts
- * once, as in bm25Sql). Scanned by hand: a user's snapshot reads a few million of them.
- */
-export function forEachTerm(tsv: string, term: (lexeme: string, tf: number) => void): void {
-  let i = tsv.indexOf("'");
-  while (i >= 0) {
-    let lexeme = '';
-    let start = i + 1;
-    let j = start;
-    for (;;) {
-      const c = tsv.charCodeAt(j);
-      if (c === 92 /* \ */) {
-        lexeme += tsv.slice(start, j);
-        start = j + 1;
-        j += 2;
-      } else if (c === 39 /* ' */) {
-        if (tsv.charCodeAt(j + 1) !== 39) break;
-        lexeme += tsv.slice(start, j + 1);
-        start = j += 2;
-      } else if (Number.isNaN(c)) {
-        return;
-      } else j++;
-    }
-    lexeme += tsv.slice(start, j);
-    let tf = 1;
-    let k = j + 1;
-    if (tsv.charCodeAt(k) === 58 /* : */) {
-      for (k++; k < tsv.length && tsv.charCodeAt(k) !== 32 /* space */; k++) if (tsv.charCodeAt(k) === 44 /* , */) tf++;
-    }
-    term(lexeme, tf);
-    i = tsv.indexOf("'", k);
+    return added;
   }
 }
 
@@ -620,144 +605,14 @@ function readVector(binary: Buffer, out: Float32Array): boolean {
   return true;
 }
 const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+/** A NULL vector's bytes: never ranked. */
+const NO_BYTES = Buffer.alloc(0);
 
 /** Postings pack a row and a term frequency into one 32-bit integer: a row below 2^20, a frequency below 2^12. */
 const TF_BITS = 12;
 const TF_CAP = 2 ** TF_BITS - 1;
 /** Rows one collection can hold. */
 const MAX_COLLECTION_ROWS = 2 ** (32 - TF_BITS);
-/** A growing typed array of 32-bit integers or of doubles: 4 or 8 bytes a number, where a JavaScript array takes 8. */
-class Numbers {
-  values: Int32Array | Float64Array;
-  length = 0;
-
-  constructor(private readonly kind: 'int' | 'float') {
-    this.values = this.make(64);
-  }
-
-  get byteLength(): number {
-    return this.values.byteLength;
-  }
-
-  push(x: number): void {
-    if (this.length === this.values.length) this.resize(Math.max(16, Math.ceil(this.length * 1.5)));
-    this.values[this.length++] = x;
-  }
-
-  /** Gives back the room not used. */
-  trim(): void {
-    if (this.values.length > this.length) this.resize(this.length);
-  }
-
-  private resize(size: number): void {
-    const values = this.make(size);
-    values.set(this.values.subarray(0, Math.min(size, this.length)));
-    this.values = values;
-  }
-
-  private make(size: number): Int32Array | Float64Array {
-    return this.kind === 'int' ? new Int32Array(size) : new Float64Array(size);
-  }
-}
-
-/** The largest block of a posting list: a list wastes less than this many slots. */
-const MAX_BLOCK = 256;
-
-/**
- * Every posting list of a collection in one growing Uint32Array, as chains of blocks (1, 2, 4, … MAX_BLOCK slots, each
- * after a header of its next block and its size): a lexeme costs a few numbers rather than an array of its own, which
- * matters because most lexemes are in one or two rows.
- */
-class PostingArena {
-  private data = new Uint32Array(1024);
-  private used = 0;
-  /** Per list: its first block, its last block, and its postings. */
-  private readonly heads = new Numbers('int');
-  private readonly tails = new Numbers('int');
-  private readonly counts = new Numbers('int');
-  /** Postings in each list's last block. */
-  private readonly filled = new Numbers('int');
-
-  get byteLength(): number {
-    return this.data.byteLength + this.heads.byteLength + this.tails.byteLength + this.counts.byteLength + this.filled.byteLength;
-  }
-
-  newList(): number {
-    const block = this.block(1);
-    this.heads.push(block);
-    this.tails.push(block);
-    this.counts.push(0);
-    this.filled.push(0);
-    return this.heads.length - 1;
-  }
-
-  count(list: number): number {
-    return this.counts.values[list]!;
-  }
-
-  push(list: number, code: number): void {
-    let tail = this.tails.values[list]!;
-    const size = this.data[tail + 1]!;
-    if (this.filled.values[list] === size) {
-      const next = this.block(Math.min(2 * size, MAX_BLOCK));
-      this.data[tail] = next;
-      this.tails.values[list] = tail = next;
-      this.filled.values[list] = 0;
-    }
-    this.data[tail + 2 + this.filled.values[list]!] = code;
-    this.filled.values[list]!++;
-    this.counts.values[list]!++;
-  }
-
-  forEach(list: number, f: (code: number) => void): void {
-    const data = this.data;
-    let left = this.counts.values[list]!;
-    for (let block = this.heads.values[list]!; left > 0; block = data[block]!) {
-      const n = Math.min(data[block + 1]!, left);
-      for (let i = 0; i < n; i++) f(data[block + 2 + i]!);
-      left -= n;
-    }
-  }
-
-  /**
-   * After a build: every list laid out again as one block of exactly its postings, so the room its chain of growing
-   * blocks left unfilled, and their headers, are given back (about a third of the arena); an update adds blocks again.
-   */
-  trim(): void {
-    const lists = this.heads.length;
-    let postings = 0;
-    for (let list = 0; list < lists; list++) postings += this.counts.values[list]!;
-    const data = new Uint32Array(postings + 2 * lists);
-    let at = 0;
-    for (let list = 0; list < lists; list++) {
-      const count = this.counts.values[list]!;
-      data[at + 1] = count;
-      let i = at + 2;
-      this.forEach(list, (code) => (data[i++] = code));
-      this.heads.values[list] = this.tails.values[list] = at;
-      this.filled.values[list] = count;
-      at += count + 2;
-    }
-    this.data = data;
-    this.used = at;
-    for (const numbers of [this.heads, this.tails, this.counts, this.filled]) numbers.trim();
-  }
-
-  /** A new block of `size` slots, and its offset. */
-  private block(size: number): number {
-    if (this.used + size + 2 > this.data.length) {
-      const grown = new Uint32Array(Math.ceil((this.used + size + 2) * 1.5));
-      grown.set(this.data.subarray(0, this.used));
-      this.data = grown;
-    }
-    const at = this.used;
-    this.data[at] = 0;
-    this.data[at + 1] = size;
-    this.used += size + 2;
-    return at;
-  }
-}
-
 /**
  * Rows of one kind: per row, what the filters read (session, agents, time: small numbers and shared strings), the
  * embedding model, the BM25 length, the key to read the row back with; per vector column, the int8 codes; and the
@@ -794,14 +649,18 @@ export class Collection {
   /** One per vector column, made by the first row (its size); a vector of another size is never ranked. */
   private matrices: Int8Matrix[] = [];
   private scratch = new Float32Array(0);
-  /** Per lexeme, its list in `arena`. */
-  private readonly postings = new Map<string, number>();
-  private readonly arena = new PostingArena();
-  /** Frequencies above TF_CAP, by `row lexeme` (hardly ever used). */
-  private readonly largeTf = new Map<string, number>();
+  /** Per lexeme (its number in `lexicon`, which the user's other collection shares), the rows that hold it. */
+  private readonly postings: Postings;
+  /** Frequencies above TF_CAP, by row and lexeme (hardly ever used). */
+  private readonly largeTf = new Map<number, number>();
   private expected = 0;
 
-  constructor(private readonly vectorColumns: number) {}
+  constructor(
+    private readonly vectorColumns: number,
+    private readonly lexicon = new Lexicon(),
+  ) {
+    this.postings = new Postings(lexicon);
+  }
 
   get rows(): number {
     return this.refs.length;
@@ -810,12 +669,12 @@ export class Collection {
   get arrayBytes(): number {
     let bytes = this.matrices.reduce((sum, m) => sum + m.byteLength, 0);
     for (const numbers of this.perRow()) bytes += numbers.byteLength;
-    bytes += this.arena.byteLength;
+    bytes += this.postings.byteLength;
     return bytes;
   }
 
   /**
-   * Adds a row with its vectors (base64 of pgvector's binary form, one per column), its tsvector's text form, and
+   * Adds a row with its vectors (pgvector's binary form, one per column), its tsvector's binary form (null: none), and
    * what ranking reads of it: a turn's speaker, the period it refers to (milliseconds) and whether it asks, an interaction's seq range. False when the key is held already: a
    * rewritten row, which the caller answers with a rebuild.
    */
@@ -825,8 +684,8 @@ export class Collection {
     agentIds: readonly string[],
     time: number,
     model: string,
-    vectors: readonly string[],
-    tsv: string,
+    vectors: readonly Buffer[],
+    tsv: Buffer | null,
     length: number,
     { speaker = '', refers = [NaN, NaN], asks = false, seqRange = [0, 0] }: { speaker?: string; refers?: readonly [number, number]; asks?: boolean; seqRange?: readonly [number, number] } = {},
   ): boolean {
@@ -865,8 +724,7 @@ export class Collection {
     let modelId = this.models.indexOf(model);
     if (modelId < 0) modelId = this.models.push(model) - 1;
     this.modelOf.push(modelId);
-    vectors.forEach((base64, column) => {
-      const binary = Buffer.from(base64, 'base64');
+    vectors.forEach((binary, column) => {
       if (this.matrices.length === 0) {
         const dims = binary.length >= 4 ? binary.readUInt16BE(0) : 0;
         this.matrices = Array.from({ length: this.vectorColumns }, () => new Int8Matrix(dims));
@@ -877,7 +735,7 @@ export class Collection {
     });
     this.lengths.push(length);
     this.totalLength += length;
-    forEachTerm(tsv, (lexeme, tf) => this.post(lexeme, row, tf));
+    if (tsv) forEachLexeme(tsv, (bytes, start, end, tf) => this.post(this.lexicon.intern(bytes, start, end), row, tf));
     return true;
   }
 
@@ -891,20 +749,14 @@ export class Collection {
     for (const m of this.matrices) m.reserve(this.expected);
   }
 
-  private post(lexeme: string, row: number, tf: number): void {
-    if (tf >= TF_CAP) this.largeTf.set(`${row} ${lexeme}`, tf);
-    const code = row * 2 ** TF_BITS + Math.min(tf, TF_CAP);
-    let list = this.postings.get(lexeme);
-    if (list === undefined) {
-      list = this.arena.newList();
-      this.postings.set(flat(lexeme), list);
-    }
-    this.arena.push(list, code);
+  private post(lexeme: number, row: number, tf: number): void {
+    if (tf >= TF_CAP) this.largeTf.set(row * 2 ** 32 + lexeme, tf);
+    this.postings.push(lexeme, row * 2 ** TF_BITS + Math.min(tf, TF_CAP));
   }
 
-  /** After a build: the postings and the per-row numbers give back their spare room. */
+  /** After a build: the postings are laid out, and the per-row numbers give back their spare room. */
   trim(): void {
-    this.arena.trim();
+    this.postings.layOut();
     for (const numbers of this.perRow()) numbers.trim();
     for (const matrix of this.matrices) matrix.trim();
   }
@@ -963,15 +815,15 @@ export class Collection {
     const n = Math.max(this.rows, 1);
     const avgdl = Math.max(this.totalLength / n, 1);
     const scores = new Map<number, number>();
-    for (const lexeme of lexemes) {
-      const list = this.postings.get(lexeme);
-      if (list === undefined) continue;
-      const df = this.arena.count(list);
+    for (const lexeme of lexemes.map((l) => this.lexicon.find(l))) {
+      if (lexeme < 0) continue;
+      const df = this.postings.count(lexeme);
+      if (df === 0) continue;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      this.arena.forEach(list, (code) => {
+      this.postings.forEach(lexeme, (code) => {
         const row = Math.floor(code / 2 ** TF_BITS);
         let tf = code % 2 ** TF_BITS;
-        if (tf === TF_CAP) tf = this.largeTf.get(`${row} ${lexeme}`) ?? tf;
+        if (tf === TF_CAP) tf = this.largeTf.get(row * 2 ** 32 + lexeme) ?? tf;
         const score = (idf * (tf * (BM25.k1 + 1))) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * this.lengths.values[row]!) / avgdl));
         scores.set(row, (scores.get(row) ?? 0) + score);
       });
@@ -996,11 +848,5 @@ export class Collection {
     return matrix.nearest(query.vector.values, pool, (row) => modelOf[row] === modelId && (!matches || matches(row)));
   }
 }
-
-/**
- * A copy of a string that holds no other: a lexeme cut from a row's tsvector text may be a slice that keeps the whole
- * text alive as long as the lexeme is a key of the postings.
- */
-const flat = (s: string): string => Buffer.from(s, 'utf8').toString('utf8');
 
 const hasFilters = (f: SearchFilters) => Boolean(f.sessionId || f.agentId || f.from || f.to);

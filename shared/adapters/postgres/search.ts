@@ -69,7 +69,8 @@ const VECTOR_COLUMNS = [
   { table: 'interactions', column: 'summary_vector' },
 ] as const;
 
-const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
+/** A string as an SQL literal, for the statements that take no parameters (standard_conforming_strings: only a quote is doubled). */
+export const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
 /** The index name: deterministic per model and size, so a restart finds it and another embedder gets its own. */
 export function hnswIndexName(table: string, column: string, model: string, dimensions: number): string {

@@ -1,18 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { Collection } from '../../../../shared/adapters/postgres/search-snapshot.js';
+import { Lexicon } from '../../../../shared/adapters/postgres/search-postings.js';
 import type { SearchQuery } from '../../../../shared/application/search-ports.js';
 import { BM25 } from '../../../../shared/domain/ranking.js';
 
-/** A tsvector's text form with each lexeme at `tf` positions. */
+/** A tsvector's binary form (tsvectorsend) with each lexeme at `tf` positions. */
 const tsv = (terms: Record<string, number>) =>
-  Object.entries(terms)
-    .map(([lexeme, tf]) => `'${lexeme}':${Array.from({ length: tf }, (_, i) => i + 1).join(',')}`)
-    .join(' ');
+  Buffer.concat([
+    int32(Object.keys(terms).length),
+    ...Object.entries(terms).flatMap(([lexeme, tf]) => [Buffer.from(`${lexeme}\0`), uint16(tf), ...Array.from({ length: tf }, (_, i) => uint16(Math.min(i + 1, 16_383)))]),
+  ]);
+const int32 = (n: number) => Buffer.from(Int32Array.of(n).buffer).reverse();
+const uint16 = (n: number) => Buffer.from(Uint16Array.of(n).buffer).reverse();
 
 const query = (limit: number, filters: SearchQuery['filters'] = {}): SearchQuery => ({ userId: 'u', text: '', limit, filters });
 
 describe("a snapshot's collection of rows", () => {
-  it('given 1,000 rows (lists past the largest block, a frequency past the packed limit), ranks by BM25 as computed directly', () => {
+  it('given 1,000 rows (a frequency past the packed limit), ranks by BM25 as computed directly', () => {
     const rows = Array.from({ length: 1_000 }, (_, i) => {
       const terms: Record<string, number> = { common: 1 + (i % 3) };
       if (i % 7 === 0) terms.seventh = 1 + (i % 5);
@@ -24,7 +28,7 @@ describe("a snapshot's collection of rows", () => {
     const collection = new Collection(1);
     const keys = (rows: number[]) => rows.map((row) => collection.key(row));
     rows.forEach((r, i) => expect(collection.add(`s${i % 4}`, i + 1, i % 2 ? ['a'] : [], i * 60_000, 'm', [], tsv(r.terms), r.length)).toBe(true));
-    expect(collection.add('s0', 1, [], 0, 'm', [], '', 0)).toBe(false); // held already: a rewrite
+    expect(collection.add('s0', 1, [], 0, 'm', [], null, 0)).toBe(false); // held already: a rewrite
 
     const n = rows.length;
     const avgdl = rows.reduce((a, r) => a + r.length, 0) / n;
@@ -54,8 +58,8 @@ describe("a snapshot's collection of rows", () => {
     const from = new Date(100 * 60_000).toISOString();
     const to = new Date(200 * 60_000).toISOString();
     expect(keys(collection.bm25(query(500, { from, to }), ['common']))).toEqual(expected(['common'], (i) => i >= 100 && i <= 200, 500));
-    // Trimming the spare room (each posting list laid out as one block) holds less and changes nothing, and rows added
-    // afterwards are found, in lists that grow again past their block.
+    // Laying out the postings after the build (trim) holds less and changes nothing, and rows added afterwards are
+    // found, after the laid-out ones.
     const held = collection.arrayBytes;
     collection.trim();
     expect(collection.arrayBytes).toBeLessThan(held);
@@ -64,5 +68,18 @@ describe("a snapshot's collection of rows", () => {
     expect(keys(collection.bm25(query(5), ['rare'])).map((k) => k.sessionId).sort()).toEqual(['s0', 's9']);
     for (let seq = 2; seq <= 600; seq++) collection.add('s9', seq, [], 0, 'm', [], tsv({ common: 1 }), 11);
     expect(collection.bm25(query(2_000), ['common'])).toHaveLength(1_599);
+  });
+
+  it('given two collections numbering their lexemes in one lexicon, ranks each by its own postings only', () => {
+    const lexicon = new Lexicon();
+    const turns = new Collection(1, lexicon);
+    const windows = new Collection(2, lexicon);
+    turns.add('s', 1, [], 0, 'm', [], tsv({ lake: 2, paint: 1 }), 3);
+    windows.add('s', 'w1', [], 0, 'm', [], tsv({ paint: 1, boat: 1 }), 2);
+    windows.add('s', 'w2', [], 60_000, 'm', [], tsv({ boat: 3 }), 3);
+    expect(lexicon.size).toBe(3); // paint, held by both, numbered once
+    expect(turns.bm25(query(5), ['boat', 'paint']).map((row) => turns.key(row).ref)).toEqual([1]);
+    expect(windows.bm25(query(5), ['lake'])).toEqual([]);
+    expect(windows.bm25(query(5), ['boat']).map((row) => windows.key(row).ref)).toEqual(['w2', 'w1']);
   });
 });
