@@ -22,6 +22,11 @@ export const LEASE_MS = 30_000;
 /** The wait after the nth failure in a row: 2 s, 4 s, 8 s … at most 2 min, as the change feed's retry policy. */
 export const retryDelayMs = (failures: number): number => Math.min(120_000, 2_000 * 2 ** Math.max(0, failures - 1));
 
+/** How often a serving with free slots looks at the queue again while its slices run. */
+const IDLE_LOOK_MS = 250;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export interface ServeReport {
   /** Slices projected. */
   slices: number;
@@ -63,12 +68,14 @@ const keyOf = ({ userId, sessionId }: SessionKey): string => JSON.stringify([use
 
 /**
  * Serves the projection queue fairly: a slice per claim, sessions never served first, then the least recently served,
- * `parallelism` sessions at once,
- * until nothing is due or `budgetMs` is used; a session with more pending goes to the back. One busy session therefore
- * delays another by at most the slices in flight. A failing slice leaves its session queued with backoff and never
- * holds up the others; once it has failed PROJECTION_RETRIES times in a row, the next attempt sets aside the event its
- * store refuses (`isolate`). With `sessions`, serves just those (each one slice): a change-feed batch's new sessions,
- * whose turns are projected at once while the windows they complete stay queued for the next serving.
+ * `parallelism` sessions at once, until nothing is due or in flight, or `budgetMs` is used; a session with more pending
+ * goes to the back. One busy session therefore delays another by at most the slices in flight. Each free slot is
+ * claimed for as soon as it frees, and while slots are free and nothing was due the queue is looked at again every
+ * IDLE_LOOK_MS, so sessions queued meanwhile (by the change feed) are served by this serving, not after its longest
+ * slice. A failing slice leaves its session queued with backoff and never holds up the others; once it has failed
+ * PROJECTION_RETRIES times in a row, the next attempt sets aside the event its store refuses (`isolate`). With
+ * `sessions`, serves just those (each one slice): a change-feed batch's new sessions, whose turns are projected at once
+ * while the windows they complete stay queued for the next serving.
  */
 export async function serveProjectionQueue(
   deps: SchedulerDeps,
@@ -78,32 +85,47 @@ export async function serveProjectionQueue(
   const report: ServeReport = { slices: 0, caughtUp: 0, failed: [] };
   const now = () => deps.clock.now();
   const leaseUntil = () => new Date(now().getTime() + LEASE_MS);
-  const workers: (() => Promise<void>)[] = [];
   if (options.sessions) {
     const claimed = await deps.projectionQueue.claimSessions(options.sessions, now(), leaseUntil());
     const next = () => claimed.shift();
     const worker = async () => {
       for (let entry = next(); entry; entry = next()) await serve(deps, schedule, entry, report, true);
     };
-    workers.push(...Array.from({ length: Math.min(schedule.parallelism, claimed.length) }, () => worker));
-  } else {
-    const deadline = now().getTime() + schedule.budgetMs;
-    let claims = options.slices ?? Number.POSITIVE_INFINITY;
-    const worker = async () => {
-      while (now().getTime() < deadline && claims > 0) {
-        claims -= 1;
-        const [entry] = await deps.projectionQueue.claim(1, now(), leaseUntil());
-        if (!entry) return void (claims += 1);
-        await serve(deps, schedule, entry, report);
-      }
-    };
-    workers.push(...Array.from({ length: schedule.parallelism }, () => worker));
+    await settle(Array.from({ length: Math.min(schedule.parallelism, claimed.length) }, () => worker()));
+    return report;
   }
-  // Every worker finishes (none is left running in the background) before a failure of the queue itself is thrown.
-  const outcomes = await Promise.allSettled(workers.map((w) => w()));
-  const broken = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  const deadline = now().getTime() + schedule.budgetMs;
+  let claims = options.slices ?? Number.POSITIVE_INFINITY;
+  const inFlight = new Set<Promise<void>>();
+  // A failure of the queue itself: no more claims, and thrown once every slice has finished (none is left running in
+  // the background).
+  let broken: { reason: unknown } | undefined;
+  try {
+    while (!broken && now().getTime() < deadline && claims > 0) {
+      const free = Math.min(schedule.parallelism - inFlight.size, claims);
+      const entries = free > 0 ? await deps.projectionQueue.claim(free, now(), leaseUntil()) : [];
+      claims -= entries.length;
+      for (const entry of entries) {
+        const slice: Promise<void> = serve(deps, schedule, entry, report)
+          .catch((reason: unknown) => void (broken ??= { reason }))
+          .finally(() => inFlight.delete(slice));
+        inFlight.add(slice);
+      }
+      if (inFlight.size === 0) break;
+      // A slot frees, or, with slots free and nothing due, the queue is looked at again.
+      await Promise.race([...inFlight, ...(entries.length < free ? [delay(IDLE_LOOK_MS)] : [])]);
+    }
+  } finally {
+    await Promise.all(inFlight);
+  }
   if (broken) throw broken.reason;
   return report;
+}
+
+/** Waits for every promise, then throws the first failure. */
+async function settle(work: readonly Promise<void>[]): Promise<void> {
+  const broken = (await Promise.allSettled(work)).find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (broken) throw broken.reason;
 }
 
 /**

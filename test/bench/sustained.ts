@@ -133,12 +133,16 @@ async function hosted(): Promise<void> {
       `EMBEDDING_CONCURRENCY=${s.EMBEDDING_CONCURRENCY ?? 4} EMBEDDING_DIMENSIONS=${s.EMBEDDING_DIMENSIONS}; load average ${load1m()}`,
   );
 
-  // When each (user, session) became projected through which seq: the projection's session write, wrapped.
+  // When each (user, session) became projected through which seq: the projection's session write, wrapped. And the
+  // windows each session's latest document leaves to decide: its turns are written before their windows' summaries.
   const projected = new Map<string, { seq: number; at: number }[]>();
+  const windowsDue = new Map<string, number>();
+  const windowsLeft = () => [...windowsDue.values()].reduce((n, w) => n + w, 0);
   const put = runtime.sessions.put;
   runtime.sessions.put = async (doc, expectedVersion) => {
     const version = await put.call(runtime.sessions, doc, expectedVersion);
     const key = `${doc.userId}/${doc.sessionId}`;
+    windowsDue.set(key, doc.windowsDue ?? 0);
     const list = projected.get(key) ?? [];
     if (doc.projectedThroughSeq > (list.at(-1)?.seq ?? 0)) list.push({ seq: doc.projectedThroughSeq, at: wall() });
     projected.set(key, list);
@@ -179,7 +183,7 @@ async function hosted(): Promise<void> {
       const last = samples.at(-1)!;
       if (Math.round(last.t) % 10 === 0 || !sampling) {
         // The threads' CPU since the last line: idle cores while a backlog waits mean the projection waits on something else.
-        console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events ${formatMemory(memory)} load ${load1m()}; CPU since: ${cpuSince(cpuLine)}`);
+        console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events, ${windowsLeft()} windows ${formatMemory(memory)} load ${load1m()}; CPU since: ${cpuSince(cpuLine)}`);
         cpuLine = threadCpu();
       }
       await sleep(1000);
@@ -192,10 +196,10 @@ async function hosted(): Promise<void> {
   const loadSeconds = result.elapsedMs / 1000;
   console.log(`  load done: ${result.latencies.length * BATCH} turns in ${round(loadSeconds, 1)} s = ${round((result.latencies.length * BATCH) / loadSeconds, 0)} turns/s, ${result.errors} failed requests; load average ${load1m()}`);
 
-  // Drained: every session projected through its last seq, and through its last acknowledged one.
+  // Drained: every session projected through its last seq and its last acknowledged one, with no window left to decide.
   const lastSeq = new Map<string, number>();
   for (const a of result.appends) lastSeq.set(`${a.user}/${a.session}`, Math.max(lastSeq.get(`${a.user}/${a.session}`) ?? 0, a.seq));
-  const caughtUp = () => [...lastSeq].every(([k, seq]) => (projected.get(k)?.at(-1)?.seq ?? 0) >= seq);
+  const caughtUp = () => [...lastSeq].every(([k, seq]) => (projected.get(k)?.at(-1)?.seq ?? 0) >= seq) && windowsLeft() === 0;
   let drained = false;
   while (now() - loadEnded < DRAIN_MS) {
     if (caughtUp() && backlog() === 0) {
@@ -221,7 +225,10 @@ async function hosted(): Promise<void> {
   const rss = samples.map((x) => x.memory.rss);
   console.log(`  append request latency: p50 ${round(request.p50)} ms, p95 ${round(request.p95)} ms`);
   console.log(`  append→projected lag (from the 202): p50 ${round(lag.p50)} ms, p95 ${round(lag.p95)} ms, max ${round(lag.max)} ms (${lags.length} of ${result.appends.length} requests seen projected)`);
-  console.log(`  backlog: max ${Math.max(...samples.map((x) => x.backlog))} events; ${drained ? `drained ${round(drainSeconds, 1)} s after the load` : `NOT drained within ${DRAIN_MS / 1000} s (${backlog()} events left)`}`);
+  console.log(
+    `  backlog: max ${Math.max(...samples.map((x) => x.backlog))} events; ` +
+      (drained ? `drained ${round(drainSeconds, 1)} s after the load (windows summarised too)` : `NOT drained within ${DRAIN_MS / 1000} s (${backlog()} events and ${windowsLeft()} windows left)`),
+  );
   console.log(
     `  RSS: start ${rssStart} MB, max ${Math.max(...rss)} MB, end ${rss.at(-1)} MB (growth ${Math.max(...rss) - rssStart} MB; ` +
       `${rssThreads - rssStart} MB of it the parse threads' start, ${Math.max(...rss) - rssThreads} MB under the load)`,

@@ -177,3 +177,33 @@ describe("a new turn is projected before its window's summary", () => {
     expect(await runtime.forgets.forgetting(key)).toBe(false);
   });
 });
+
+describe('a serving of the projection queue takes the sessions queued while its slices run', () => {
+  let runtime: Runtime;
+  beforeAll(async () => {
+    runtime = await memoryRuntime({ K_TURN_BUFFER: String(K) });
+  }, 60_000);
+  afterAll(() => runtime?.close());
+
+  it("given a serving with a slot free while one session's window model call runs, when another session is queued, then the same serving projects it before that call returns", async () => {
+    const held = { userId: 'u-held', sessionId: 's1' };
+    const later = { userId: 'u-later', sessionId: 's1' };
+    await runtime.events.append(held, Array.from({ length: K }, (_, i) => turnDraft(`t${i}`, `turn ${i} about the garden`)), new Date());
+    await runtime.projectionQueue.enqueue([held], runtime.clock.now());
+    const gate = gatedChat(runtime.chat);
+    let served = false;
+    const serving = serveProjectionQueue({ ...runtime, chat: gate.chat }, schedule).finally(() => (served = true));
+    await gate.reached;
+
+    await runtime.events.append(later, [turnDraft('hello', 'Hi, I am new here')], new Date());
+    await runtime.projectionQueue.enqueue([later], runtime.clock.now());
+    // Before the change the second slot's worker had found nothing and left: the new session waited for the held call.
+    for (let polls = 0; polls < 40 && (await getSessionStatus(runtime, later)).turnCount === 0; polls++) await new Promise((r) => setTimeout(r, 50));
+    expect(await getSessionStatus(runtime, later)).toMatchObject({ pending: 0, turnCount: 1 });
+    expect(served).toBe(false);
+
+    gate.release();
+    expect(await serving).toMatchObject({ caughtUp: 2, failed: [] });
+    expect(await getSessionStatus(runtime, held)).toMatchObject({ pending: 0, turnCount: K });
+  });
+});
