@@ -100,6 +100,9 @@ export async function serveProjectionQueue(
   // A failure of the queue itself: no more claims, and thrown once every slice has finished (none is left running in
   // the background).
   let broken: { reason: unknown } | undefined;
+  // One look-again timer at a time, however often slots free meanwhile.
+  let look: Promise<void> | undefined;
+  const lookAgain = () => (look ??= delay(IDLE_LOOK_MS).then(() => void (look = undefined)));
   try {
     while (!broken && now().getTime() < deadline && claims > 0) {
       const free = Math.min(schedule.parallelism - inFlight.size, claims);
@@ -113,7 +116,7 @@ export async function serveProjectionQueue(
       }
       if (inFlight.size === 0) break;
       // A slot frees, or, with slots free and nothing due, the queue is looked at again.
-      await Promise.race([...inFlight, ...(entries.length < free ? [delay(IDLE_LOOK_MS)] : [])]);
+      await Promise.race([...inFlight, ...(entries.length < free ? [lookAgain()] : [])]);
     }
   } finally {
     await Promise.all(inFlight);
