@@ -59,10 +59,6 @@ export class CopyRows {
     return true;
   }
 
-  isNull(field: number): boolean {
-    return this.length(field) === -1;
-  }
-
   /** The field's bytes (a view, valid as long as the data), in its type's binary form; null for NULL. */
   binary(field: number): Buffer | null {
     const length = this.length(field);
@@ -82,10 +78,6 @@ export class CopyRows {
   /** int8 as a number: exact up to 2^53 (revisions, counts). */
   int8(field: number): number | null {
     return this.length(field) === -1 ? null : this.int64(this.starts[field]!);
-  }
-
-  float8(field: number): number | null {
-    return this.length(field) === -1 ? null : this.view.getFloat64(this.starts[field]!);
   }
 
   /** timestamptz (microseconds since 2000-01-01 UTC) as milliseconds since 1970, to the millisecond below, as a Date holds it. */

@@ -50,15 +50,13 @@ describe("PostgreSQL's binary COPY format", () => {
     expect(rows.text(0)).toBe('café ☕');
     expect(rows.int4(1)).toBe(-42);
     expect(rows.int8(2)).toBe(2 ** 40 + 3);
-    expect(rows.float8(3)).toBe(0.25);
+    expect(rows.binary(3)!.readDoubleBE(0)).toBe(0.25);
     expect(rows.timestamptz(4)).toBe(at);
     expect(rows.jsonb(5)).toEqual({ a: [1, 2] });
     expect([...rows.binary(6)!]).toEqual([9, 8]);
-    expect(rows.isNull(0)).toBe(false);
 
     expect(rows.next()).toBe(true);
-    for (let f = 0; f < 4; f++) expect(rows.isNull(f)).toBe(true);
-    expect([rows.text(0), rows.int4(1), rows.int8(2), rows.float8(3), rows.jsonb(5)]).toEqual([null, null, null, null, null]);
+    expect([rows.text(0), rows.int4(1), rows.int8(2), rows.binary(3), rows.jsonb(5)]).toEqual([null, null, null, null, null]);
     expect(rows.timestamptz(4)).toBe(Date.UTC(1999, 11, 31, 23, 59, 59, 0)); // the millisecond below
     expect(rows.binary(6)!.length).toBe(0); // empty, not NULL
     expect(() => rows.text(7)).toThrow(/no field 7/);
