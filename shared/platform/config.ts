@@ -138,11 +138,9 @@ export const Settings = z.object({
   PROJECTION_SLICE_EVENTS: int(128, 1, 10_000),
   /**
    * Projection: queued sessions served at once. Default 4 with the offline models (the model threads are the
-   * bound), 256 with hosted ones: each session mostly waits on the endpoint, and its windows are summarised one after
-   * another (each call is given the one before's cumulative summary), so windows keep up only with about every busy
-   * session in flight.
+   * bound), 32 with hosted ones (each session mostly waits on the endpoint).
    */
-  PROJECTION_PARALLELISM: z.coerce.number().int().min(1).max(1024).optional(),
+  PROJECTION_PARALLELISM: z.coerce.number().int().min(1).max(256).optional(),
   /** Projection: how long one serving of the queue (the timer, the local host's loop) goes on claiming slices. */
   PROJECTION_BUDGET_MS: int(60_000, 100, 600_000),
   /** NCRONTAB schedule (6 fields, UTC) of the projection queue's timer, which serves what the change feed left queued. */
@@ -187,7 +185,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
 }
 
 /** PROJECTION_PARALLELISM, or its default for the models in use. */
-export const projectionParallelism = (s: Settings): number => s.PROJECTION_PARALLELISM ?? (s.MODEL_PROVIDER === 'local' ? 4 : 256);
+export const projectionParallelism = (s: Settings): number => s.PROJECTION_PARALLELISM ?? (s.MODEL_PROVIDER === 'local' ? 4 : 32);
 
 /** True under the Functions host (Azure sets WEBSITE_INSTANCE_ID; the host and `func start` set FUNCTIONS_WORKER_RUNTIME). */
 export const inFunctionsHost = (env: Record<string, string | undefined> = process.env) => Boolean(env.WEBSITE_INSTANCE_ID || env.FUNCTIONS_WORKER_RUNTIME);

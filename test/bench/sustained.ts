@@ -19,7 +19,7 @@
  * user), BENCH_SUSTAINED_DELAY_MS (200), BENCH_SUSTAINED_DRAIN_SECONDS (120: the most it waits for the drain),
  * BENCH_OFFLINE_TURNS (2000), BENCH_CLIENT (fetch | node). Every app setting in the environment reaches the host
  * (PROJECTION_PARALLELISM, PUMP_BATCH_SIZE, EMBEDDING_*, MODEL_THREADS, a memory budget, ...); the bench sets
- * PUMP_BATCH_SIZE=2000 for the hosted part unless it is given.
+ * PROJECTION_PARALLELISM=64 and PUMP_BATCH_SIZE=2000 for the hosted part unless they are given.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -34,7 +34,6 @@ import { dbOf, PROJECTOR } from './projection-control.js';
 import { now, round, summarize } from './stats.js';
 import { startModelStandIn } from './model-stand-in.js';
 import type { Runtime } from '../../shared/platform/composition.js';
-import { projectionParallelism } from '../../shared/platform/config.js';
 
 const envNumber = (name: string, fallback: number) => {
   const raw = process.env[name];
@@ -119,6 +118,7 @@ async function hosted(): Promise<void> {
     OPENAI_BASE_URL: server.baseURL,
     OPENAI_API_KEY: 'bench',
     EMBEDDING_DIMENSIONS: process.env.EMBEDDING_DIMENSIONS ?? '512',
+    PROJECTION_PARALLELISM: process.env.PROJECTION_PARALLELISM ?? '64',
     PUMP_BATCH_SIZE: process.env.PUMP_BATCH_SIZE ?? '2000',
   });
   const wasmBytes = await capturePgliteMemory();
@@ -129,7 +129,7 @@ async function hosted(): Promise<void> {
   const s = runtime.settings;
   console.log(
     `\nhosted stand-in: ${RATE} turns/s for ${SECONDS} s (${BATCH} turns/request, ${USERS} users × ${SESSIONS} sessions), models answer after ${DELAY_MS} ms; ` +
-      `PROJECTION_PARALLELISM=${projectionParallelism(s)} PUMP_BATCH_SIZE=${s.PUMP_BATCH_SIZE} EMBEDDING_BATCH_TEXTS=${s.EMBEDDING_BATCH_TEXTS ?? 256} ` +
+      `PROJECTION_PARALLELISM=${s.PROJECTION_PARALLELISM} PUMP_BATCH_SIZE=${s.PUMP_BATCH_SIZE} EMBEDDING_BATCH_TEXTS=${s.EMBEDDING_BATCH_TEXTS ?? 256} ` +
       `EMBEDDING_CONCURRENCY=${s.EMBEDDING_CONCURRENCY ?? 4} EMBEDDING_DIMENSIONS=${s.EMBEDDING_DIMENSIONS}; load average ${load1m()}`,
   );
 

@@ -5,11 +5,11 @@ import { loadSettings, projectionParallelism } from '../../../shared/platform/co
 describe('throughput settings: defaults follow the provider and the machine', () => {
   const hosted = { MODEL_PROVIDER: 'openai', OPENAI_API_KEY: 'k' };
 
-  it('given no setting, then the offline models project 4 sessions at once on every core, hosted ones 256', () => {
+  it('given no setting, then the offline models project 4 sessions at once on every core, hosted ones 32', () => {
     const offline = loadSettings({});
     expect(projectionParallelism(offline)).toBe(4);
     expect(offline.MODEL_THREADS).toBe(os.availableParallelism());
-    expect(projectionParallelism(loadSettings(hosted))).toBe(256);
+    expect(projectionParallelism(loadSettings(hosted))).toBe(32);
   });
 
   it('given the settings, then they win; a malformed one stops the start naming it', () => {
