@@ -7,7 +7,7 @@
  *            offered over HTTP at a steady rate for a while; every second the backlog (events not yet projected) and
  *            the memory (RSS, this thread's heap, external memory, PGlite's WASM memory) are sampled, from a baseline
  *            read after a full collection, with the parse threads' start told apart; after the load, the time until
- *            the backlog is drained. Then where the time went:
+ *            the backlog is drained, every window summarised too. Then where the time went:
  *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
  *            calls as the scripted server saw them, and insert probes (the turn index's and the interactions' rows inserted with
  *            every index and without each).
