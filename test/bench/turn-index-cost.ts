@@ -114,7 +114,7 @@ async function indexCost(prepare: string[]): Promise<{ wall: number; cpu: number
         query: async (sql, params) => {
           const t0 = performance.now();
           const rows = await tx.query(sql, params);
-          const kind = /DELETE FROM memory_turn_terms/.test(sql) ? 'old postings' : /INSERT INTO memory_turn_stats/.test(sql) ? 'stats' : 'rows and postings';
+          const kind = /INSERT INTO memory_turn_stats/.test(sql) ? 'stats' : 'rows';
           statements.set(kind, (statements.get(kind) ?? 0) + performance.now() - t0);
           return rows as never;
         },
@@ -171,7 +171,7 @@ for (const stop of STOPS) {
   const parts: [string, string[]][] = [
     ['as the service does', []],
     ['without the turn HNSW index', [`DROP INDEX ${hnsw!.indexname}`]],
-    ['without the postings primary key', ['ALTER TABLE memory_turn_terms DROP CONSTRAINT memory_turn_terms_pkey']],
+    ['without the full-text index', ['DROP INDEX memory_turns_user_tsv']],
     ['without row triggers (forget guard)', ['ALTER TABLE memory_turns DISABLE TRIGGER USER']],
     ['without the by-time and by-rev indexes', ['DROP INDEX memory_turns_by_time', 'DROP INDEX memory_turns_by_rev']],
   ];

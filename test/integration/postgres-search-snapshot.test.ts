@@ -42,6 +42,8 @@ function recording(db: Db): { db: Db; log: string[] } {
 
 /** A snapshot's load of a chunk of rows past its revision. */
 const LOAD = /\.rev > \d+ ORDER BY/;
+/** The SQL path's turn BM25 (bm25Sql). */
+const TURN_BM25 = /FROM memory_turns d /;
 
 /** A corpus of two users: turns in five sessions by two agents, and four-turn windows over them. */
 async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = true) {
@@ -178,14 +180,14 @@ describe('in-process search snapshots (PGlite)', () => {
     // starts in the background.
     expect(await Promise.all(LISTS.map((list) => ranked(snapshot, query, list)))).toEqual(expected);
     expect(log.filter((s) => /memory_nearest/.test(s))).toHaveLength(3);
-    expect(log.filter((s) => /memory_turn_terms/.test(s))).toHaveLength(1);
+    expect(log.filter((s) => TURN_BM25.test(s))).toHaveLength(1);
     // Built (the background build joined): the same results, now without the SQL rankings.
     expect(await snapshot.warm('u')).toBe(true);
     expect(snapshot.held('u')).toBe(80 + 20);
     const statements = log.length;
     const got = await Promise.all(LISTS.map((list) => ranked(snapshot, query, list)));
     const read = log.slice(statements);
-    expect(read.filter((s) => /memory_nearest|memory_turn_terms/.test(s))).toEqual([]);
+    expect(read.filter((s) => /memory_nearest|FROM memory_turns d /.test(s))).toEqual([]);
     // The vector lists' candidates read their exact distances in one statement per table, and nothing else of the rows.
     expect(read.filter((s) => /JOIN memory_turns t ON/.test(s))).toHaveLength(1);
     expect(read.filter((s) => /JOIN interactions i ON/.test(s))).toHaveLength(1);
@@ -343,10 +345,9 @@ describe('in-process search snapshots (PGlite)', () => {
     expect((await snapshot.interactions({ userId: 'u', text: 'unicorn', limit: 5, filters: {} }, 'fulltext')).map((h) => h.id)).toEqual(['u-w8']);
     expect(snapshot.held('u')).toBe(60 + 15);
 
-    // Deleted rows are gone from the next search (deleted with their postings and statistics, for the SQL's BM25).
+    // Deleted rows are gone from the next search (deleted with their statistics, for the SQL's BM25).
     await db.exec(`
       DELETE FROM memory_turns WHERE user_id = 'u' AND session_id = 's1';
-      DELETE FROM memory_turn_terms WHERE user_id = 'u' AND session_id = 's1';
       UPDATE memory_turn_stats SET docs = (SELECT count(*) FROM memory_turns WHERE user_id = 'u'), total_len = (SELECT sum(doc_len) FROM memory_turns WHERE user_id = 'u') WHERE user_id = 'u';
       DELETE FROM interactions WHERE user_id = 'u' AND session_id = 's1';
     `);
@@ -369,7 +370,7 @@ describe('in-process search snapshots (PGlite)', () => {
     const count = (pattern: RegExp) => log.filter((s) => pattern.test(s)).length;
     expect(await snapshot.warm('a')).toBe(true);
     expect(await search('a')).toHaveLength(5);
-    expect(count(/memory_turn_terms/)).toBe(0);
+    expect(count(TURN_BM25)).toBe(0);
     expect(count(LOAD)).toBe(2);
     expect(await snapshot.warm('b')).toBe(true);
     expect(count(LOAD)).toBe(4);
@@ -377,14 +378,14 @@ describe('in-process search snapshots (PGlite)', () => {
     expect(count(LOAD)).toBe(4);
     expect(snapshot.held('a')).toBe(0); // evicted when b came in (90 rows at most)
     expect(await search('a')).toHaveLength(5); // in SQL, while a is loaded again
-    expect(count(/memory_turn_terms/)).toBe(1);
+    expect(count(TURN_BM25)).toBe(1);
     await snapshot.warm('a');
     expect(count(LOAD)).toBe(6);
 
     const tooBig = snapshots(recorded, 60);
     expect(await tooBig.warm('big')).toBe(false);
     expect(await tooBig.turns({ userId: 'big', text: 'painting', limit: 5, filters: {} }, 'fulltext')).toHaveLength(5);
-    expect(count(/memory_turn_terms/)).toBe(2); // the SQL BM25
+    expect(count(TURN_BM25)).toBe(2); // the SQL BM25
     await tooBig.close();
     expect(count(LOAD)).toBe(6);
     await db.close();

@@ -48,7 +48,7 @@ const query = (userId: string, text: string, limit: number, vector?: number[], f
   filters,
 });
 
-/** The turn BM25 as it was computed before the postings table (migration 7): over the tsvectors, in SQL. */
+/** The turn BM25 as it was computed before the postings table of migration 7: over the tsvectors, in SQL. */
 const previousBm25 = (filters: string) => `WITH q AS MATERIALIZED (
     SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
   ), stats AS MATERIALIZED (
@@ -97,7 +97,7 @@ async function independentBm25(db: Db, userId: string, text: string): Promise<{ 
   return scored.sort((a, b) => b.score - a.score || (a.at < b.at ? 1 : -1)).map(({ key, score }) => ({ key, score }));
 }
 
-describe('turn BM25 over postings', () => {
+describe('turn BM25 from the (user, tsvector) index', () => {
   // Words that repeat across turns (and within one: tf > 1), inflected forms that share a stem, and stop words.
   const WORDS = ['paint', 'painting', 'painted', 'lake', 'sunset', 'dog', 'dogs', 'hike', 'hiking', 'camp', 'guitar', 'music', 'school', 'teacher', 'career', 'adopt', 'family', 'friend', 'support', 'group', 'pottery', 'class', 'beach', 'book', 'read', 'the', 'a', 'and', 'to', 'my', 'was', 'with', 'Melanie', 'Caroline', 'run', 'running', 'charity', 'race', 'mental', 'health'];
   const QUERIES = ['painting at the lake', 'What did Caroline do with the support group?', 'dogs hiking camp', 'guitar music school teacher career', 'charity race running', 'the a and', 'zebra unicorn', 'Melanie pottery class beach book'];
@@ -114,7 +114,7 @@ describe('turn BM25 over postings', () => {
       turns.push(turn(userId, `s${i % 5}`, i, text, unit([1, i, 0, 0, 0, 0, 0, 1]), { matchText: `${sentence()}\n${text}`, agentId: i % 3 ? 'agent-a' : 'agent-b' }));
     }
     for (let i = 0; i < turns.length; i += 40) await search.indexTurns(turns.slice(i, i + 40));
-    // Indexed again with other words: the old postings go, the statistics follow.
+    // Indexed again with other words: the old lexemes go, the statistics follow.
     await search.indexTurns(turns.filter((_, i) => i % 7 === 0).map((t) => ({ ...t, matchText: `${sentence()} ${sentence()}` })));
     return { db, search };
   }
@@ -155,7 +155,7 @@ describe('turn BM25 over postings', () => {
     await db.close();
   }, 60_000);
 
-  it('backfills the postings of turns indexed before migration 7', async () => {
+  it('ranks turns indexed before migration 7 (postings) once every migration has run', async () => {
     const db = await openPglite(undefined);
     await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
     for (const m of MIGRATIONS.filter((m) => m.version < 7)) {

@@ -30,13 +30,17 @@ export interface PgliteOptions {
   sharedBuffersMb?: number;
 }
 
-/** PGlite with pgvector; data persists under `dataDir` (memory-only when it is undefined or `memory://`). */
+/** PGlite with pgvector and btree_gin; data persists under `dataDir` (memory-only when it is undefined or `memory://`). */
 export async function openPglite(dataDir: string | undefined, options: PgliteOptions = {}): Promise<Db> {
   if (dataDir && !dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   // Loaded only when used: the Azure deployment package leaves PGlite out (see .ci/stage-package.mjs).
-  const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
+  const [{ PGlite }, { vector }, { btree_gin }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-pgvector'),
+    import('@electric-sql/pglite/contrib/btree_gin'),
+  ]);
   const startParams = options.sharedBuffersMb === undefined ? undefined : [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffersMb}MB`];
-  const db = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector }, ...(startParams && { startParams }) });
+  const db = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector, btree_gin }, ...(startParams && { startParams }) });
   // A Buffer for float4[] (vectorsParam) goes as it is, in binary, as node-postgres sends it (PGlite sends any byte
   // array in binary, though its serializers are typed as strings); its own would write it as text. Other values keep it.
   const binary = { serializers: { [FLOAT4_ARRAY_OID]: (value: unknown) => (Buffer.isBuffer(value) ? value : db.serializers[FLOAT4_ARRAY_OID]!(value)) as string } };

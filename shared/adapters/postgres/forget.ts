@@ -17,7 +17,6 @@ const NOT_SCANNED = new Set(['forget_tombstones', 'search_purges', 'schema_migra
  * long-term reflection writes a new one from what is left). User-level statistics are recomputed from what is left.
  */
 const USER_TABLES = [
-  'memory_turn_terms',
   'memory_turns',
   'memory_turn_stats',
   'interactions',
@@ -33,7 +32,7 @@ const USER_TABLES = [
   'slot_events',
   'projection_queue',
 ] as const;
-const SESSION_TABLES = ['memory_turn_terms', 'memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts', 'slot_events', 'projection_queue'] as const;
+const SESSION_TABLES = ['memory_turns', 'interactions', 'sessions', 'events', 'session_heads', 'artifacts', 'slot_events', 'projection_queue'] as const;
 
 /** The tables of what clients write beside a session's events (see ForgetStore.purge `keepClientItems`). */
 const CLIENT_TABLES = new Set<string>(['artifacts', 'artifact_snapshots', 'slot_events']);

@@ -640,6 +640,21 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE durable_instances ADD COLUMN custom_status jsonb;
     `,
   },
+  {
+    version: 24,
+    name: 'turn BM25 from a full-text index on (user, tsvector) instead of postings; the same index for interactions',
+    sql: `
+      -- The postings of migration 7 cost every projected turn about 80 rows (its match text's lexemes), most of the turn
+      -- index's write; a GIN index takes the same lexemes into its pending list and merges them in bulk. With the user as
+      -- its first column (btree_gin), a search reads only its own user's matching rows; interactions' index, on tsv
+      -- alone, matched every user's, and gets the user too.
+      CREATE EXTENSION IF NOT EXISTS btree_gin;
+      CREATE INDEX memory_turns_user_tsv ON memory_turns USING gin (user_id, tsv);
+      DROP TABLE memory_turn_terms;
+      CREATE INDEX interactions_user_tsv ON interactions USING gin (user_id, tsv);
+      DROP INDEX interactions_tsv;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -145,25 +145,11 @@ export class PostgresSearchIndex implements SearchIndex {
     this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
   }
 
-  /**
-   * Upserts turns, their postings (the inverted index BM25 reads) and the user's BM25 statistics, in one transaction.
-   * A turn indexed again first loses its old postings.
-   */
+  /** Upserts turns and the user's BM25 statistics, in one transaction. */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     if (turns.length === 0) return;
-    const keys = [turns.map((t) => t.userId), turns.map((t) => t.sessionId), turns.map((t) => t.seq)];
     const vectors = vectorsParam(turns.map((t) => t.vector));
     await this.db.transaction(async (tx) => {
-      // Each old posting by its whole primary key (the lexemes come from the stored tsvector). Materialised, so the
-      // planner probes the key per posting rather than walking the turn's key range once per lexeme.
-      await tx.query(
-        `WITH old AS MATERIALIZED (
-           SELECT m.user_id, l.lexeme COLLATE "C" AS lexeme, m.session_id, m.seq FROM unnest($1::text[], $2::text[], $3::int[]) AS i(user_id, session_id, seq)
-           JOIN memory_turns m USING (user_id, session_id, seq) CROSS JOIN unnest(tsvector_to_array(m.tsv)) AS l(lexeme)
-         )
-         DELETE FROM memory_turn_terms p USING old o WHERE p.user_id = o.user_id AND p.lexeme = o.lexeme AND p.session_id = o.session_id AND p.seq = o.seq`,
-        keys,
-      );
       const rows = await tx.query<{ user_id: string; docs: number; len: number; speakers: string[] }>(
         `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[], $11::text[],
@@ -179,17 +165,16 @@ export class PostgresSearchIndex implements SearchIndex {
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
              embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector
-           RETURNING user_id, session_id, seq, tsv, doc_len
-         ), postings AS (
-           INSERT INTO memory_turn_terms (user_id, lexeme, session_id, seq, tf, doc_len)
-           SELECT u.user_id, l.lexeme, u.session_id, u.seq, array_length(l.positions, 1), u.doc_len FROM upserted u CROSS JOIN unnest(u.tsv) AS l(lexeme, positions, weights)
+           RETURNING user_id, doc_len
          )
          SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
                 (sum(u.doc_len) - coalesce((SELECT sum(o.doc_len) FROM old o WHERE o.user_id = u.user_id), 0))::int AS len,
                 (SELECT array_agg(DISTINCT i.speaker) FROM input i WHERE i.user_id = u.user_id) AS speakers
          FROM upserted u GROUP BY u.user_id`,
         [
-          ...keys,
+          turns.map((t) => t.userId),
+          turns.map((t) => t.sessionId),
+          turns.map((t) => t.seq),
           turns.map((t) => t.turnId),
           turns.map((t) => t.agentId ?? null),
           turns.map((t) => t.text),
@@ -227,7 +212,7 @@ export class PostgresSearchIndex implements SearchIndex {
     this.indexed += count;
     if (this.indexed < Math.max(ANALYZE_FIRST_AFTER_TURNS, 2 * this.analyzedAt)) return;
     this.analyzedAt = this.indexed;
-    await this.db.exec('ANALYZE memory_turns, memory_turn_terms, memory_turn_stats, interactions');
+    await this.db.exec('ANALYZE memory_turns, memory_turn_stats, interactions');
   }
 
   /** Kept with the BM25 statistics by indexTurns: one primary-key read. */
@@ -326,30 +311,39 @@ const bm25Term = (row: string) =>
   `ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * (${row}.tf * ${BM25.k1 + 1}::float8) / (${row}.tf + ${BM25.k1}::float8 * (1 - ${BM25.b}::float8 + ${BM25.b}::float8 * ${row}.doc_len / s.avgdl))`;
 
 /**
- * Okapi BM25 over the user's turns, from the postings of the query's lexemes only (`memory_turn_terms`: one row per
- * user, lexeme and turn, with the lexeme's frequency in the turn and the turn's length) and the user's corpus
- * statistics (`memory_turn_stats`): idf = ln(1 + (N - df + 0.5) / (df + 0.5)), df counted over the user's postings.
- * The scores are those of BM25 over the turns' tsvectors (test/integration/postgres-search.test.ts checks them against
- * an independent computation), but the cost grows with the query terms' postings, not with the user's turns. Without
- * filters only the top `limit` scores (with their ties) are joined to their turns, for the tie-break and the columns.
- * `$1` user, `$2` query text, `$3` limit; `where` holds the filters on `t` (parameters 4 and up). Rows: the turn's
- * columns and its `score`.
+ * Okapi BM25 over one user's documents, turns or interactions (`table`, keyed within the user by `key`), with the
+ * user's corpus statistics (`stats`: N and the total length): idf = ln(1 + (N - df + 0.5) / (df + 0.5)), df counted over
+ * the user's documents. The documents holding a query lexeme come from the (user_id, tsv) full-text index (migration
+ * 24), so the cost grows with the query terms' matches in this user's documents, not with the user's size nor with
+ * other users'. Each one's frequencies of the query lexemes come from its tsvector (the query lexemes weighted A, then
+ * only A kept: the stored tsvectors carry the default weight D); its length is `doc_len`. `$1` user, `$2` query text.
+ * test/integration/postgres-search.test.ts checks the scores against an independent computation.
+ */
+function bm25Scored(table: string, key: readonly string[], stats: string): string {
+  const columns = (alias: string) => key.map((k) => `${alias}.${k}`).join(', ');
+  return `WITH q AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
+    ), stats AS MATERIALIZED (
+      SELECT greatest(docs, 1)::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1) AS avgdl FROM ${stats} WHERE user_id = $1
+    ), matched AS MATERIALIZED (
+      SELECT ${columns('d')}, d.doc_len, l.lexeme, coalesce(array_length(l.positions, 1), 1) AS tf
+      FROM ${table} d CROSS JOIN LATERAL unnest(ts_filter(setweight(d.tsv, 'A', (SELECT lexemes FROM q)), '{a}')) AS l(lexeme, positions, weights)
+      WHERE d.user_id = $1 AND d.tsv @@ (SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM q CROSS JOIN unnest(q.lexemes) AS lexeme)
+    ), df AS (
+      SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
+    ), scored AS (
+      SELECT ${columns('m')}, sum(${bm25Term('m')}) AS score
+      FROM matched m JOIN df USING (lexeme) CROSS JOIN stats s GROUP BY ${columns('m')}
+    )`;
+}
+
+/**
+ * BM25 over the user's turns (bm25Scored). Without filters only the top `limit` scores (with their ties) are joined to
+ * their turns, for the tie-break and the columns. `$3` limit; `where` holds the filters on `t` (parameters 4 and up).
+ * Rows: the turn's columns and its `score`.
  */
 export function bm25Sql(where: string): string {
-  const scored = `WITH q AS MATERIALIZED (
-      SELECT DISTINCT lexeme COLLATE "C" AS lexeme FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
-    ), stats AS MATERIALIZED (
-      SELECT greatest(docs, 1)::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1) AS avgdl FROM memory_turn_stats WHERE user_id = $1
-    ), postings AS MATERIALIZED (
-      SELECT p.lexeme, p.session_id, p.seq, p.tf, p.doc_len FROM memory_turn_terms p WHERE p.user_id = $1 AND p.lexeme = ANY (ARRAY(SELECT lexeme FROM q))
-    ), df AS (
-      SELECT lexeme, count(*)::float8 AS df FROM postings GROUP BY lexeme
-    ), scored AS (
-      SELECT p.session_id, p.seq,
-             sum(${bm25Term('p')}) AS score
-      FROM postings p JOIN df USING (lexeme) CROSS JOIN stats s
-      GROUP BY p.session_id, p.seq
-    )`;
+  const scored = bm25Scored('memory_turns', ['session_id', 'seq'], 'memory_turn_stats');
   // One primary-key probe per scored turn (a lateral subquery: the planner, blind to the user's size, would rather
   // hash the user's whole table).
   const turn = (filters: string) =>
@@ -360,28 +354,9 @@ export function bm25Sql(where: string): string {
        SELECT t.*, top.score FROM top ${turn('')} ORDER BY top.score DESC, t.occurred_at DESC LIMIT $3`;
 }
 
-/**
- * Okapi BM25 over the user's interactions, as bm25Sql over turns: the windows holding a query lexeme come from the
- * full-text index, and each one's frequencies of the query lexemes from its tsvector (the query lexemes weighted A,
- * then only A kept: the stored tsvectors carry the default weight D). A window's length is its tokens (`doc_len`);
- * N and the mean length are the user's (`interaction_stats`, both from migration 11). `$1` user, `$2` query text,
- * `$3` limit; `where` holds the filters on `i`. Rows: the window's columns and its `score`.
- */
+/** BM25 over the user's interactions (bm25Scored), as bm25Sql over turns; `where` holds the filters on `i`. */
 export function windowBm25Sql(where: string): string {
-  const scored = `WITH q AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector('english', $2)) AS u(lexeme, positions, weights)
-    ), stats AS MATERIALIZED (
-      SELECT greatest(docs, 1)::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1) AS avgdl FROM interaction_stats WHERE user_id = $1
-    ), matched AS MATERIALIZED (
-      SELECT i.id, i.doc_len, l.lexeme, coalesce(array_length(l.positions, 1), 1) AS tf
-      FROM interactions i CROSS JOIN LATERAL unnest(ts_filter(setweight(i.tsv, 'A', (SELECT lexemes FROM q)), '{a}')) AS l(lexeme, positions, weights)
-      WHERE i.user_id = $1 AND i.tsv @@ (SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) FROM q CROSS JOIN unnest(q.lexemes) AS lexeme)
-    ), df AS (
-      SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
-    ), scored AS (
-      SELECT m.id, sum(${bm25Term('m')}) AS score
-      FROM matched m JOIN df USING (lexeme) CROSS JOIN stats s GROUP BY m.id
-    )`;
+  const scored = bm25Scored('interactions', ['id'], 'interaction_stats');
   const window = `JOIN interactions i ON i.user_id = $1 AND i.id = top.id`;
   return where
     ? `${scored} SELECT ${WINDOW_COLUMNS}, top.score FROM scored top ${window} WHERE true${where}

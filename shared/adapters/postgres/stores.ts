@@ -260,13 +260,13 @@ export class PostgresInteractionStore implements InteractionStore {
   }
 }
 
-/** The turn index's BM25 statistics and postings go with its rows; interaction statistics follow by trigger. */
+/** The turn index's BM25 statistics go with its rows; interaction statistics follow by trigger. */
 export class PostgresProjections implements Projections {
   constructor(private readonly db: Db) {}
 
   async dropUser(userId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      for (const table of ['sessions', 'interactions', 'memory_turns', 'memory_turn_terms', 'memory_turn_stats']) {
+      for (const table of ['sessions', 'interactions', 'memory_turns', 'memory_turn_stats']) {
         await tx.query(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
       }
     });
