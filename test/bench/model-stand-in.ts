@@ -44,7 +44,8 @@ if (!isMainThread && (workerData as { delayMs?: number } | null)?.delayMs !== un
   const delayed =
     (handler: Handler): Handler =>
     async (request) => ({ ...(typeof handler === 'function' ? await handler(request) : handler), delayMs });
-  const server = await startOpenAITestServer();
+  // Connections kept, as a real API keeps them: with the test default every call would pay a new connection.
+  const server = await startOpenAITestServer({ keepAliveMs: 120_000 });
   const metadata = { summary: 'The user and the assistant planned a trip.', topics: ['travel'], entities: ['Lisbon'], cumulativeSummary: 'They planned a trip to Lisbon.' };
   server.setDefault('chat', delayed(chatCompletion({ content: metadata })));
   server.setDefault('embeddings', delayed(embeddings()));

@@ -49,7 +49,13 @@ export interface OpenAITestServer {
   close(): Promise<void>;
 }
 
-export async function startOpenAITestServer(): Promise<OpenAITestServer> {
+/**
+ * `keepAliveMs`: how long an idle connection is kept (Node's `keepAliveTimeout`), 1 s by default so that tests end
+ * quickly. The server announces it (`Keep-Alive: timeout=1`) and undici, which subtracts a 1 s margin from the hint,
+ * then closes every connection after its response: each call opens a new one. A real API keeps them for minutes, so a
+ * benchmark that stands in for one passes a longer time.
+ */
+export async function startOpenAITestServer(options: { keepAliveMs?: number } = {}): Promise<OpenAITestServer> {
   const started = Date.now();
   const requests: RecordedRequest[] = [];
   let queue: Handler[] = [];
@@ -87,7 +93,7 @@ export async function startOpenAITestServer(): Promise<OpenAITestServer> {
     send(res, response);
   }
 
-  server.keepAliveTimeout = 1_000;
+  server.keepAliveTimeout = options.keepAliveMs ?? 1_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
