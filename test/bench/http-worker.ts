@@ -1,17 +1,16 @@
 /**
- * The HTTP load generator, run in a worker thread so the client does not share the service's event loop
+ * The HTTP load generator, run in a child process so the client shares neither the service's event loop nor its memory
  * (on the real deployment, clients are other processes). Started by `load-client.ts`.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { fetchClient, nodeHttpClient, type Client } from './client.js';
 import { appendBody, rng } from './fixtures.js';
 import { closedLoop, openLoop } from './load.js';
 import type { Job, JobResult } from './load-client.js';
 
-const { baseUrl, maxSockets } = workerData as { baseUrl: string; maxSockets: number };
+const { baseUrl, maxSockets } = JSON.parse(process.env.BENCH_HTTP_WORKER ?? '{}') as { baseUrl: string; maxSockets: number };
 const clients: Record<'fetch' | 'node', Client> = { fetch: fetchClient(baseUrl), node: nodeHttpClient(baseUrl, maxSockets) };
 
-/** Wall-clock milliseconds with sub-millisecond resolution, comparable across threads of one process. */
+/** Wall-clock milliseconds with sub-millisecond resolution, comparable with the service's (performance.timeOrigin is wall-clock). */
 const wall = () => performance.timeOrigin + performance.now();
 
 /**
@@ -66,14 +65,15 @@ async function run(job: Job): Promise<JobResult> {
   }
 }
 
-parentPort!.on('message', (message: { id: number; job: Job } | 'close') => {
+process.on('disconnect', () => process.exit()); // the bench ended, however it ended
+process.on('message', (message: { id: number; job: Job } | 'close') => {
   if (message === 'close') {
     Object.values(clients).forEach((c) => c.close());
-    parentPort!.close();
+    process.disconnect();
     return;
   }
   run(message.job).then(
-    (result) => parentPort!.postMessage({ id: message.id, result }),
-    (error: unknown) => parentPort!.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) }),
+    (result) => process.send!({ id: message.id, result }),
+    (error: unknown) => process.send!({ id: message.id, error: error instanceof Error ? error.message : String(error) }),
   );
 });

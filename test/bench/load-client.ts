@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { LoadResult } from './load.js';
 
 export type ClientKind = 'fetch' | 'node';
@@ -26,43 +27,47 @@ export interface JobResult extends LoadResult {
 }
 
 /**
- * An HTTP load generator in a worker thread: the service under test keeps its event loop to itself, as it would
- * with real clients in other processes. (On 2 cores the client thread still competes for CPU with the service.)
+ * An HTTP load generator in a child process: the service under test keeps its event loop, its heap and its resident
+ * memory to itself, as with real clients in other processes. (On 2 cores the client still competes for CPU with the
+ * service.)
  */
 export class LoadClient {
-  private readonly worker: Worker;
+  private readonly child: ChildProcess;
   private next = 0;
   private readonly pending = new Map<number, { resolve: (r: JobResult) => void; reject: (e: Error) => void }>();
 
   constructor(baseUrl: string, maxSockets: number) {
-    // The worker is TypeScript: register tsx's loader inside it first (workers do not inherit the main thread's hooks).
-    const boot = [
-      `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))};`,
-      'register();',
-      `await import(${JSON.stringify(new URL('./http-worker.ts', import.meta.url).href)});`,
-    ].join('\n');
-    this.worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData: { baseUrl, maxSockets } });
-    this.worker.on('message', (m: { id: number; result?: JobResult; error?: string }) => {
+    this.child = forkTypeScript(new URL('./http-worker.ts', import.meta.url), { BENCH_HTTP_WORKER: JSON.stringify({ baseUrl, maxSockets }) });
+    this.child.on('message', (m: { id: number; result?: JobResult; error?: string }) => {
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
       if (m.error !== undefined) p?.reject(new Error(m.error));
       else p?.resolve(m.result!);
     });
-    this.worker.on('error', (error) => this.pending.forEach((p) => p.reject(error)));
+    this.child.on('error', (error) => this.pending.forEach((p) => p.reject(error)));
+    this.child.on('exit', (code) => this.pending.forEach((p) => p.reject(new Error(`the load client exited (${code})`))));
   }
 
   run(job: Job): Promise<JobResult> {
     const id = this.next++;
     return new Promise<JobResult>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, job });
+      this.child.send({ id, job });
     });
   }
 
   async close(): Promise<void> {
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.postMessage('close');
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.send('close');
     await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]);
-    await this.worker.terminate();
+    this.child.kill();
   }
+}
+
+/**
+ * A TypeScript module in a child process of its own (tsx's loader), `env` added to this process's environment; messages
+ * go by IPC with the structured clone algorithm.
+ */
+export function forkTypeScript(module: URL, env: Record<string, string>): ChildProcess {
+  return fork(fileURLToPath(module), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, serialization: 'advanced' });
 }

@@ -1,10 +1,11 @@
 /**
- * The hosted models' stand-in for sustained.ts, in a worker thread of its own: the scripted OpenAI-compatible server
+ * The hosted models' stand-in for sustained.ts, in a child process of its own: the scripted OpenAI-compatible server
  * (test/support/openai-test-server.ts) answering every chat and embedding call after a fixed delay. In the service's
  * thread its timers would fire late whenever PGlite keeps that thread busy, and the models would look slower than
- * they are. Started by `startModelStandIn`; the worker reports its URL, and the requests it saw when asked.
+ * they are; in its process, its memory would count as the service's. Started by `startModelStandIn`; the child reports
+ * its URL, and the requests it saw when asked.
  */
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { forkTypeScript } from './load-client.js';
 import { chatCompletion, embeddings, startOpenAITestServer, type Handler } from '../support/openai-test-server.js';
 
 export interface StandInStats {
@@ -21,26 +22,26 @@ export interface ModelStandIn {
 }
 
 export async function startModelStandIn(delayMs: number): Promise<ModelStandIn> {
-  // The worker is TypeScript: register tsx's loader inside it first (workers do not inherit the main thread's hooks).
-  const boot = [`import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))};`, 'register();', `await import(${JSON.stringify(import.meta.url)});`].join('\n');
-  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData: { delayMs } });
-  const next = <T>() => new Promise<T>((resolve, reject) => (worker.once('message', resolve), worker.once('error', reject)));
+  const child = forkTypeScript(new URL(import.meta.url), { BENCH_MODEL_STAND_IN_DELAY_MS: String(delayMs) });
+  const next = <T>() => new Promise<T>((resolve, reject) => (child.once('message', resolve), child.once('error', reject)));
   const { baseURL } = await next<{ baseURL: string }>();
   return {
     baseURL,
     stats: () => {
       const answer = next<StandInStats>();
-      worker.postMessage('stats');
+      child.send('stats');
       return answer;
     },
     close: async () => {
-      await worker.terminate();
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill();
+      await exited;
     },
   };
 }
 
-if (!isMainThread && (workerData as { delayMs?: number } | null)?.delayMs !== undefined) {
-  const { delayMs } = workerData as { delayMs: number };
+if (process.env.BENCH_MODEL_STAND_IN_DELAY_MS !== undefined && process.send) {
+  const delayMs = Number(process.env.BENCH_MODEL_STAND_IN_DELAY_MS);
   const delayed =
     (handler: Handler): Handler =>
     async (request) => ({ ...(typeof handler === 'function' ? await handler(request) : handler), delayMs });
@@ -62,6 +63,7 @@ if (!isMainThread && (workerData as { delayMs?: number } | null)?.delayMs !== un
       }
     }
   }, 500);
-  parentPort!.on('message', () => parentPort!.postMessage(stats));
-  parentPort!.postMessage({ baseURL: server.baseURL });
+  process.on('message', () => process.send!(stats));
+  process.on('disconnect', () => process.exit()); // the bench ended, however it ended
+  process.send({ baseURL: server.baseURL });
 }

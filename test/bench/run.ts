@@ -7,7 +7,7 @@
  *   4. context build latency for a user with 1,000 sessions: use case, handler, HTTP
  *
  * Every phase runs on a fresh PGlite data folder under the OS temp dir, removed at the end. The HTTP client runs in a
- * worker thread. Runs with the projection running are bounded in time; a projection backlog the bench does not need
+ * child process. Runs with the projection running are bounded in time; a projection backlog the bench does not need
  * is skipped (see projection-control.ts) and reported.
  *
  * Knobs (env): BENCH_SCALE (1: request counts), BENCH_RUN_SECONDS (8: the longest any throughput run may take),
@@ -182,7 +182,7 @@ async function benchHandler() {
 async function chooseClient(load: LoadClient): Promise<ClientKind> {
   const forced = process.env.BENCH_CLIENT;
   if (forced === 'fetch' || forced === 'node') {
-    console.log(`  client: ${CLIENT_NAMES[forced]} (BENCH_CLIENT), in a worker thread`);
+    console.log(`  client: ${CLIENT_NAMES[forced]} (BENCH_CLIENT), in a child process`);
     return forced;
   }
   const rates = {} as Record<ClientKind, number>;
@@ -200,7 +200,7 @@ async function chooseClient(load: LoadClient): Promise<ClientKind> {
 }
 
 async function benchHttpAppend(host: Host, load: LoadClient, control: ProjectionControl): Promise<{ client: ClientKind; capacity: number }> {
-  console.log(`\n2. append over HTTP (${host.url}; client in a worker thread)`);
+  console.log(`\n2. append over HTTP (${host.url}; client in a child process)`);
   const loadStart = now();
   await host.runtime.embedder.embed(['warm up the embedding model']);
   extra.modelWarmUpMs = round(now() - loadStart, 0);
@@ -527,7 +527,7 @@ try {
     const json = {
       rows: rows.map((r) => ({ ...r, p50: round(r.p50, 3), p95: round(r.p95, 3), throughput: round(r.throughput, 1) })),
       ...extra,
-      client: `${CLIENT_NAMES[client]} in a worker thread`,
+      client: `${CLIENT_NAMES[client]} in a child process`,
       totalSeconds: round((now() - started) / 1000, 1),
     };
     console.log(`\nBENCH_JSON ${JSON.stringify(json)}`);

@@ -1,11 +1,11 @@
 /**
  * `npx tsx test/bench/sustained.ts`: does the projection keep up (issue 18)? Prints figures, asserts nothing.
  *
- *   hosted   The local host with the OpenAI adapters pointed at a scripted OpenAI-compatible server (in its own worker
- *            thread, model-stand-in.ts) that answers every chat and embedding call after a fixed delay (200 ms; up to
- *            256 texts per embedding call). Appends are
- *            offered over HTTP at a steady rate for a while; every second the backlog (events not yet projected) and
- *            the memory (RSS, this thread's heap, external memory, PGlite's WASM memory) are sampled, from a baseline
+ *   hosted   The local host with the OpenAI adapters pointed at a scripted OpenAI-compatible server (in a child
+ *            process, model-stand-in.ts) that answers every chat and embedding call after a fixed delay (200 ms; up to
+ *            256 texts per embedding call). Appends are offered over HTTP, by a client in another child process, at
+ *            a steady rate for a while; every second the backlog (events not yet projected) and the memory (the
+ *            service's alone: RSS, this thread's heap, external memory, PGlite's WASM memory) are sampled, from a baseline
  *            read after a full collection, with the parse threads' start told apart; after the load, the time until
  *            the backlog is drained, every window summarised too. Then where the time went:
  *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
