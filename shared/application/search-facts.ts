@@ -1,6 +1,7 @@
 import { FactSource, type FactSearchBody, type FactSearchResult, type Retriever } from '../contracts/facts.js';
 import { candidatePool, packFacts, rankFacts, type FactDraft, type PackLimits, type RankedFact, type RankedList, type Ranking, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
 import { namedParticipant, withoutParticipantNames } from '../domain/participants.js';
+import { answerStatement } from '../domain/statements.js';
 import { periodNamedIn } from '../domain/time-expressions.js';
 import type { Deps } from './ports.js';
 import type { InsightHit, SearchQuery, SessionSummaryHit, TurnHit, WindowHit } from './search-ports.js';
@@ -28,8 +29,9 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   // Participants' names say whose turns to favour (the named-speaker boost), not what to match: as words they match
   // turns that address or follow that person. The conversation sources are searched without them.
   const speakers = await deps.search.speakers(userId);
+  const named = namedParticipant(body.query, speakers);
   const text = withoutParticipantNames(body.query, speakers);
-  const vector = retrievers.includes('vector') ? (await deps.embedder.embed([text]))[0] : undefined;
+  const vector = retrievers.includes('vector') ? await queryVector(deps, text, answerStatement(body.query, speakers)) : undefined;
   const query: SearchQuery = {
     userId,
     text,
@@ -70,11 +72,27 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
       sessionSummaries: lists(summaries, retrievers, sessionSummaryFact),
     },
     sources,
-    { namedSpeaker: namedParticipant(body.query, speakers), period },
+    { namedSpeaker: named, period },
   );
   const limits = { topK, minScore: body.minScore ?? 0, maxTokens: body.maxTokens };
   if (unshown.size === 0) return packFacts(ranked, limits);
   return packShown(deps, userId, ranked, unshown, limits);
+}
+
+/**
+ * The query's vector: the mean of the query's own (without participants' names) and that of the statement that would
+ * answer it (statements.ts `answerStatement`: "What activities does Melanie partake in?" → "I partake in
+ * activities"), embedded in one call. The encoder places the statement nearer the turns that state it; the query's own
+ * vector is kept beside it, as a rewrite by rules can be wrong. A query that is no question embeds once. LoCoMo, vector
+ * ranking alone: R@10 0.615 → 0.664, R@25 0.770 → 0.802 (README, Fact search).
+ */
+async function queryVector(deps: SearchDeps, text: string, statement: string): Promise<number[] | undefined> {
+  if (statement === text) return (await deps.embedder.embed([text]))[0];
+  const [own, stated] = await deps.embedder.embed([text, statement]);
+  if (!own || !stated) return own;
+  const sum = own.map((x, i) => x + stated[i]!);
+  const norm = Math.hypot(...sum);
+  return norm > 0 ? sum.map((x) => x / norm) : own;
 }
 
 /**

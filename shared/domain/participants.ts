@@ -27,3 +27,15 @@ export function withoutParticipantNames(query: string, speakers: readonly string
   const stripped = query.replace(pattern, ' ').replace(/\s+/g, ' ').trim();
   return /[\p{L}\p{N}]/u.test(stripped) ? stripped : query;
 }
+
+/**
+ * The query as the participant it names would put it: their name as "I", its possessive as "my" ("What are
+ * Melanie's pets' names?" → "What are my pets' names?"), a role with its article ("the user") the same way. What a
+ * question asks about a participant is in that participant's own turns, told in the first person.
+ */
+export function inFirstPerson(query: string, participant: string): string {
+  const name = firstWord(participant);
+  if (name.length === 0) return query;
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:the\\s+)?${escape(name)}(['’]s)?(?![\\p{L}\\p{N}])`, 'giu');
+  return query.replace(pattern, (_match, possessive: string | undefined) => (possessive ? 'my' : 'I'));
+}

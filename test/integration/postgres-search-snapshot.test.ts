@@ -232,8 +232,8 @@ describe('in-process search snapshots (PGlite)', () => {
     }
     // A token budget that skips facts: read again, twice as many each time, until the answer is full.
     shownPerRead.length = 0;
-    // Here four of the five best facts fit in 100 tokens, and the fifth to fit is the 24th best.
-    const body = FactSearchBody.parse({ query: 'painting at the lake', topK: 5, maxTokens: 100 });
+    // Here the fifth fact to fit in 60 tokens comes after the 15th best (and by the 35th): three reads.
+    const body = FactSearchBody.parse({ query: 'painting at the lake', topK: 5, maxTokens: 60 });
     const expected = await searchFacts(deps(sql), 'u', body);
     expect(await searchFacts(deps(counted), 'u', body)).toEqual(expected);
     expect(expected.facts).toHaveLength(5);

@@ -12,6 +12,7 @@ import {
   rankFacts,
   SOURCE_WEIGHTS,
   TURN_FULLTEXT_RRF_K,
+  TURN_VECTOR_WEIGHT,
   type FactCandidates,
   type FactDraft,
   type RankedFact,
@@ -57,20 +58,55 @@ describe('rankFacts', () => {
     const ranked = rankFacts(candidates, ALL);
 
     expect(ids(ranked)).toEqual(['turn:s:1', 'turn:s:3', 'turn:s:5']);
-    expect(ranked[0]!.score).toBeCloseTo(text(1) + rrf(2, RANKING_WEIGHTS.vector), 12);
+    expect(ranked[0]!.score).toBeCloseTo(text(1) + rrf(2, TURN_VECTOR_WEIGHT), 12);
     expect(ranked[1]!.score).toBeCloseTo(text(2), 12);
-    expect(ranked[2]!.score).toBeCloseTo(rrf(1, RANKING_WEIGHTS.vector), 12);
+    expect(ranked[2]!.score).toBeCloseTo(rrf(1, TURN_VECTOR_WEIGHT), 12);
+  });
+
+  it("given the turns' vectors and the windows', weighs the turns' list TURN_VECTOR_WEIGHT and the windows' RANKING_WEIGHTS.vector", () => {
+    const candidates: FactCandidates = {
+      ...nothing,
+      turns: [{ ranking: 'vector', items: [turn('s', 1)] }],
+      interactions: [{ ranking: 'vector', items: [window('s', 5, 6)] }],
+    };
+
+    const ranked = scores(rankFacts(candidates, ALL));
+
+    expect(TURN_VECTOR_WEIGHT).toBeGreaterThan(RANKING_WEIGHTS.vector);
+    expect(ranked['turn:s:1']).toBeCloseTo(rrf(1, TURN_VECTOR_WEIGHT), 12);
+    expect(ranked['s-w5']).toBeCloseTo(rrf(1, RANKING_WEIGHTS.vector), 12);
+    // The window's turns have no list of their own: they are not ranked, it lends to none.
+    expect(ranked['turn:s:5']).toBeUndefined();
+  });
+
+  it("given a turn the vectors rank first and the full text misses, ranks it with the full text's tenth", () => {
+    const [first, ...rest] = Array.from({ length: 12 }, (_, i) => turn('text', 2 * i + 1));
+    const candidates: FactCandidates = {
+      ...nothing,
+      turns: [
+        { ranking: 'fulltext', items: [first!, ...rest] },
+        { ranking: 'vector', items: [turn('vector', 1)] },
+      ],
+    };
+
+    const ranked = ids(rankFacts(candidates, ALL));
+
+    // The vector's first rank scores as the full text's tenth (text:19): 0.7 / 61 = (21 / 61) / 30.
+    expect(rrf(1, TURN_VECTOR_WEIGHT)).toBeCloseTo(text(10), 12);
+    expect(ranked.indexOf('turn:vector:1')).toBeGreaterThan(ranked.indexOf('turn:text:17'));
+    expect(ranked.indexOf('turn:vector:1')).toBeLessThan(ranked.indexOf('turn:text:21'));
   });
 
   it("given the turns' full text, lets its ranks fall faster than RRF_K's, its first rank unchanged", () => {
-    // The full text ranks one turn 31st and the vectors rank it first; it ranks another second.
+    // The full text ranks one turn 31st and the vectors rank it 30th; it ranks another second.
     const [second, deep] = [turn('s', 1), turn('s', 100)];
     const others = Array.from({ length: 28 }, (_, i) => turn('other', 2 * i + 1));
+    const vectorOthers = Array.from({ length: 29 }, (_, i) => turn('vector', 2 * i + 1));
     const candidates: FactCandidates = {
       ...nothing,
       turns: [
         { ranking: 'fulltext', items: [turn('lead', 1), second, ...others, deep] },
-        { ranking: 'vector', items: [deep] },
+        { ranking: 'vector', items: [...vectorOthers, deep] },
       ],
     };
 
@@ -78,9 +114,9 @@ describe('rankFacts', () => {
 
     expect(TURN_FULLTEXT_RRF_K).toBeLessThan(RRF_K);
     expect(ranked['turn:lead:1']).toBeCloseTo(rrf(1), 12);
-    expect(ranked['turn:s:100']).toBeCloseTo(text(31) + rrf(1, RANKING_WEIGHTS.vector), 12);
-    // At RRF_K the deep turn would lead: rrf(31) + the vector's first rank > rrf(2).
-    expect(rrf(31) + rrf(1, RANKING_WEIGHTS.vector)).toBeGreaterThan(rrf(2));
+    expect(ranked['turn:s:100']).toBeCloseTo(text(31) + rrf(30, TURN_VECTOR_WEIGHT), 12);
+    // At RRF_K the deep turn would lead: rrf(31) + the vector's 30th rank > rrf(2).
+    expect(rrf(31) + rrf(30, TURN_VECTOR_WEIGHT)).toBeGreaterThan(rrf(2));
     expect(ranked['turn:s:1']!).toBeGreaterThan(ranked['turn:s:100']!);
   });
 
@@ -131,7 +167,7 @@ describe('rankFacts', () => {
 
     const ranked = scores(rankFacts(candidates, ALL));
 
-    const fifth = text(2) + rrf(1, RANKING_WEIGHTS.vector);
+    const fifth = text(2) + rrf(1, TURN_VECTOR_WEIGHT);
     expect(ranked['turn:s:4']).toBeCloseTo(text(1) + NEXT_TURN_WEIGHT * fifth, 12);
     expect(ranked['turn:s:5']).toBeCloseTo(fifth, 12);
     expect(ranked['turn:other:3']).toBeCloseTo(text(3), 12);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { namedParticipant, withoutParticipantNames } from '../../../shared/domain/participants.js';
+import { inFirstPerson, namedParticipant, withoutParticipantNames } from '../../../shared/domain/participants.js';
 
 const speakers = ['Caroline', 'Melanie Smith', 'user'];
 
@@ -31,5 +31,17 @@ describe('withoutParticipantNames', () => {
 
   it('given a query of names only, returns it unchanged, so there is still something to match', () => {
     expect(withoutParticipantNames('Caroline?', speakers)).toBe('Caroline?');
+  });
+});
+
+describe('inFirstPerson', () => {
+  it('given a query naming a participant, puts their name as "I" and its possessive as "my"', () => {
+    expect(inFirstPerson("What are Melanie's pets' names?", 'Melanie Smith')).toBe("What are my pets' names?");
+    expect(inFirstPerson('What activities does melanie partake in?', 'Melanie Smith')).toBe('What activities does I partake in?');
+  });
+
+  it('given a role with its article, puts both as "I", and leaves other names and longer words alone', () => {
+    expect(inFirstPerson('What did the user say to Caroline?', 'user')).toBe('What did I say to Caroline?');
+    expect(inFirstPerson('Is Carolines a shop?', 'Caroline')).toBe('Is Carolines a shop?');
   });
 });
