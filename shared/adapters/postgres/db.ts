@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { PriorityGate } from './priority-gate.js';
 import { FLOAT4_ARRAY_OID } from './vector-params.js';
 
 export interface Queryable {
@@ -48,15 +49,20 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
     query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params, binary)).rows,
     exec: async (sql) => void (await q.exec(sql)),
   });
+  // Requests' operations go before the background's (priority-gate.ts); inside a transaction, statements are its own.
+  const gate = new PriorityGate();
+  const outer = wrap(db);
   return {
     kind: 'pglite',
-    ...wrap(db),
-    copyBinary: async (select) => {
-      const { blob } = await db.query(`COPY (${select}) TO '/dev/blob' WITH (FORMAT binary)`);
-      if (!blob) throw new Error('PGlite returned no blob for COPY TO /dev/blob');
-      return new Uint8Array(await blob.arrayBuffer());
-    },
-    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    query: (sql, params) => gate.run(() => outer.query(sql, params)),
+    exec: (sql) => gate.run(() => outer.exec(sql)),
+    copyBinary: (select) =>
+      gate.run(async () => {
+        const { blob } = await db.query(`COPY (${select}) TO '/dev/blob' WITH (FORMAT binary)`);
+        if (!blob) throw new Error('PGlite returned no blob for COPY TO /dev/blob');
+        return new Uint8Array(await blob.arrayBuffer());
+      }),
+    transaction: (fn) => gate.run(() => db.transaction((tx) => fn(wrap(tx)))),
     close: () => db.close(),
   };
 }

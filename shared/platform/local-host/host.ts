@@ -3,6 +3,7 @@ import { createRuntime, useRuntime } from '../composition.js';
 import { settings } from '../config.js';
 import { disableAzureRegistration, type ChangeFeedHandler, type TimerHandler } from '../functions.js';
 import type { Db } from '../../adapters/postgres/db.js';
+import { inBackground } from '../../adapters/postgres/priority-gate.js';
 import { useLocalOrchestrationClient } from '../durable.js';
 import { LocalDurableRunner, type RunnerOptions } from './durable-runner.js';
 import { MemoryDurableStateStore, PostgresDurableStateStore } from './durable-state.js';
@@ -96,10 +97,14 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
     onHandled: (name) => (name === 'http-turns-append' || name === 'http-mcp') && pumps.forEach((p) => p.wake()),
   });
   await new Promise<void>((resolve) => server.listen(overrides.port ?? config.PORT, config.HOST, resolve));
-  pumps.forEach((p) => p.start());
-  projection.wake();
-  await runner.resumeAll();
-  if (overrides.timers !== false) timers.forEach((t) => t.start());
+  // Background work: on PGlite, requests' statements go first (priority-gate.ts). Started after listen, whose
+  // connections must not inherit it.
+  await inBackground(async () => {
+    pumps.forEach((p) => p.start());
+    projection.wake();
+    await runner.resumeAll();
+    if (overrides.timers !== false) timers.forEach((t) => t.start());
+  });
   const { port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | undefined;
