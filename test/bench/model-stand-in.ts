@@ -33,6 +33,7 @@ export async function startModelStandIn(delayMs: number): Promise<ModelStandIn> 
       return answer;
     },
     close: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return; // gone already: no exit event to wait for
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill();
       await exited;
