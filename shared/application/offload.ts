@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TurnAppended } from '../contracts/events.js';
 import type { SessionKey } from '../contracts/ids.js';
-import { countContentTokens, placeholder, shouldOffload } from '../domain/memory-ref.js';
+import { offloadTokens, placeholder } from '../domain/memory-ref.js';
 import { DEFAULT_ARTIFACT_TTL_CLASS } from '../domain/retention.js';
 import { countTokens } from '../domain/tokens.js';
 import type { DetailMemory } from './artifact-ports.js';
@@ -22,8 +22,8 @@ export const turnArtifactKey = (key: SessionKey, turnId: string) =>
  */
 export async function offloadTurn(deps: { detail: DetailMemory; clock: Clock; ids: Ids }, key: SessionKey, turn: TurnData): Promise<TurnData> {
   const withCalls = turn.toolCalls ? { ...turn, toolCalls: await Promise.all(turn.toolCalls.map((call, index) => offloadToolCall(deps, key, turn, call, index))) } : turn;
-  const tokens = countContentTokens(turn.content, countTokens);
-  if (!shouldOffload(tokens, deps.detail.limits.offloadThresholdTokens)) return withCalls;
+  const tokens = offloadTokens(turn.content, deps.detail.limits.offloadThresholdTokens, countTokens);
+  if (tokens === undefined) return withCalls;
   const record = await storeArtifact(
     deps,
     key.userId,
@@ -53,8 +53,8 @@ type ToolCall = NonNullable<TurnData['toolCalls']>[number];
  * MemoryRef placeholder as its `arguments`, so context reads and searches never carry (or tokenize) them again.
  */
 async function offloadToolCall(deps: { detail: DetailMemory; clock: Clock; ids: Ids }, key: SessionKey, turn: TurnData, call: ToolCall, index: number): Promise<ToolCall> {
-  const tokens = countContentTokens(call.function.arguments, countTokens);
-  if (!shouldOffload(tokens, deps.detail.limits.offloadThresholdTokens)) return call;
+  const tokens = offloadTokens(call.function.arguments, deps.detail.limits.offloadThresholdTokens, countTokens);
+  if (tokens === undefined) return call;
   const record = await storeArtifact(
     deps,
     key.userId,

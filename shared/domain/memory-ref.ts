@@ -7,6 +7,16 @@ export const placeholder = (ref: Pick<MemoryRef, 'key' | 'description' | 'tokens
 /** A content is offloaded when it has more tokens than the threshold (exactly the threshold stays inline). */
 export const shouldOffload = (tokens: number, thresholdTokens: number): boolean => tokens > thresholdTokens;
 
+/**
+ * The content's token count if it is to be offloaded, else undefined. A text of at most a third of the threshold in
+ * UTF-16 units is not counted: a unit is at most 3 UTF-8 bytes and a token at least one, so it cannot exceed it.
+ */
+export function offloadTokens(text: string, thresholdTokens: number, count: (text: string) => number): number | undefined {
+  if (3 * text.length <= thresholdTokens) return undefined;
+  const tokens = countContentTokens(text, count);
+  return shouldOffload(tokens, thresholdTokens) ? tokens : undefined;
+}
+
 const CHUNK = 4096;
 const HARD_CUT = 1024;
 

@@ -20,7 +20,7 @@ import { createAuthenticator, type Authenticator } from './auth.js';
 import type { SlotStore } from '../application/slot-ports.js';
 import { PostgresSlotStore } from '../adapters/postgres/slots.js';
 import { WordNetCategories } from '../adapters/local-models/category-words.js';
-import { MemoryBudget, type Shed } from './memory-budget.js';
+import { limitHeapGrowth, MemoryBudget, type Shed } from './memory-budget.js';
 import type { ProjectionQueue } from '../application/projection-ports.js';
 import type { ProjectionSchedule } from '../application/projection-scheduler.js';
 import { PostgresProjectionQueue } from '../adapters/postgres/projection-queue.js';
@@ -171,6 +171,7 @@ export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ a
 }
 
 export async function createRuntime(s: Settings = readSettings()): Promise<Runtime> {
+  limitHeapGrowth(s.HEAP_GROWTH_PERCENT);
   const meter = new UsageMeter();
   // The model threads start on first use; closing the runtime terminates them, after the stores.
   const { close: closeModels, ...models } = await openModels(s, meter);

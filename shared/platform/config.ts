@@ -79,6 +79,11 @@ export const Settings = z.object({
    */
   MEMORY_BUDGET_MB: z.coerce.number().int().max(1_048_576).refine((mb) => mb === 0 || mb >= 128, 'at least 128 (MB), or 0 for no budget').default(0),
   /**
+   * How far V8 lets the JavaScript heap grow past what its last full collection kept, in percent (README, Bounded
+   * memory); 0 = V8's own choice, which under a high allocation rate is up to 4× and so most of the growth is garbage.
+   */
+  HEAP_GROWTH_PERCENT: int(50, 0, 300),
+  /**
    * Category words (README, Fact search): each turn's nouns are matched with their WordNet hypernyms up to this many
    * levels ("Spain" → "European country", "country"); 0 = none. CATEGORY_SENSES: the noun's most frequent sense
    * (`first`) or all; CATEGORY_MIN_DEPTH: categories closer to WordNet's root than this ("entity", "act") are left out.

@@ -358,6 +358,17 @@ describe.each(modes)('hosted models — $name', (mode) => {
       expect(meter.snapshot().embed).toMatchObject({ calls: 1, failures: 1 });
     });
 
+    it('refuses a base64 vector that is not whole float32s', async () => {
+      const { embedder } = setup();
+      const partial = Buffer.alloc(8 * 4 + 2).toString('base64');
+      server.setDefault('embeddings', { body: { object: 'list', model: 'm', data: [{ object: 'embedding', index: 0, embedding: partial }], usage: { prompt_tokens: 1, total_tokens: 1 } } });
+
+      const error = await failure(embedder.embed(['text 1']));
+
+      expect(error.code).toBe('upstream_unavailable');
+      expect(error.message).toMatch(/not whole float32s/);
+    });
+
     it('retries embeddings on 429 like chat calls', async () => {
       const { embedder } = setup();
       server.script(errorResponse(429, { 'retry-after-ms': '20' }));

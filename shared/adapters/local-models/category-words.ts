@@ -94,7 +94,7 @@ const TOKEN = /\p{L}[\p{L}'’]*|[^\s\p{L}-]/gu;
  */
 export function nouns(text: string): string[][] {
   // null: punctuation, a break between phrases.
-  const tokens = [...text.matchAll(TOKEN)].map(([token]) => (/\p{L}/u.test(token) ? { token, word: token.toLowerCase().replace(/[’']s$/, '') } : null));
+  const tokens = (text.match(TOKEN) ?? []).map((token) => (/\p{L}/u.test(token) ? { token, word: token.toLowerCase().replace(/[’']s$/, '') } : null));
   const readings = tokens.map((t): Reading => (t && /^[a-z][a-z']*$/.test(t.word) ? reading(t.word) : { kind: 'never' }));
   // Two words the lexicon has together are read as one ("a lot" is an adverb, "a few" a number); phrasal verbs
   // ("looking forward") are left to each word, as compromise's tagger read a gerund as a noun.
@@ -163,25 +163,23 @@ export class WordNetCategories implements CategoryWords {
 
   #of(text: string): string[] {
     const words = new Set<string>();
-    const lemmas = new Set<string>();
     for (const run of nouns(text)) {
       for (let i = 0; i < run.length; i++) {
-        const pair = i + 1 < run.length ? this.#lemma(`${run[i]} ${run[i + 1]}`) : undefined;
-        if (pair) {
-          lemmas.add(pair);
-          i++;
-          continue;
-        }
-        const single = this.#lemma(run[i]!);
-        if (single) lemmas.add(single);
+        const pair = i + 1 < run.length ? this.#categoriesOf(`${run[i]} ${run[i + 1]}`) : undefined;
+        if (pair) i++;
+        for (const category of pair ?? this.#categoriesOf(run[i]!) ?? []) words.add(category);
       }
     }
-    for (const lemma of lemmas) for (const category of categoriesOf(this.wordnet, lemma, this.options)) words.add(category);
     return [...words];
   }
 
-  /** The form WordNet has the word under ("countries" → "country"), if any. */
-  #lemma(word: string): string | undefined {
-    return nounBases(word).find((base) => this.wordnet.senses(base).length > 0);
-  }
+  /**
+   * A noun's (or two nouns') categories, under the form WordNet has it ("countries" → "country"); undefined if WordNet
+   * lacks it. Cached: a turn's nouns are mostly ones seen before, and reading them from WordNet each time was most of
+   * what category words allocated.
+   */
+  readonly #categoriesOf = memo((noun: string): readonly string[] | undefined => {
+    const lemma = nounBases(noun).find((base) => this.wordnet.senses(base).length > 0);
+    return lemma === undefined ? undefined : categoriesOf(this.wordnet, lemma, this.options);
+  });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeContent, detectContentKind } from '../../../shared/domain/compaction.js';
-import { countContentTokens, placeholder, shouldOffload } from '../../../shared/domain/memory-ref.js';
+import { countContentTokens, offloadTokens, placeholder, shouldOffload } from '../../../shared/domain/memory-ref.js';
 import { countTokens } from '../../../shared/domain/tokens.js';
 
 const json = JSON.stringify({ results: Array.from({ length: 42 }, (_, i) => ({ id: i, name: `row ${i}` })), total: 42, next: null });
@@ -70,6 +70,19 @@ describe('MemoryRef placeholders', () => {
     expect(shouldOffload(499, 500)).toBe(false);
     expect(shouldOffload(500, 500)).toBe(false);
     expect(shouldOffload(501, 500)).toBe(true);
+  });
+
+  it('counts only a text long enough to exceed the threshold, and gives the count of one that does', () => {
+    const counted: string[] = [];
+    const count = (text: string) => (counted.push(text), countTokens(text));
+    // 3 bytes a unit and a byte a token at most: 10 units cannot make more than 30 tokens.
+    expect(offloadTokens('€'.repeat(10), 30, count)).toBeUndefined();
+    expect(counted).toEqual([]);
+    // Eleven units can: each euro sign is 3 bytes, and o200k spends more than one token on a run of them.
+    const euros = '€'.repeat(11);
+    expect(countTokens(euros)).toBeGreaterThan(10);
+    expect(offloadTokens(euros, 10, count)).toBe(countTokens(euros));
+    expect(offloadTokens('plain words here', 30, count)).toBeUndefined();
   });
 });
 
