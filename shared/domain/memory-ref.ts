@@ -8,11 +8,12 @@ export const placeholder = (ref: Pick<MemoryRef, 'key' | 'description' | 'tokens
 export const shouldOffload = (tokens: number, thresholdTokens: number): boolean => tokens > thresholdTokens;
 
 /**
- * The content's token count if it is to be offloaded, else undefined. A text of at most a third of the threshold in
- * UTF-16 units is not counted: a unit is at most 3 UTF-8 bytes and a token at least one, so it cannot exceed it.
+ * The content's token count if it is to be offloaded, else undefined. A text of at most the threshold in UTF-8 bytes
+ * is not counted: a token is at least one byte, so it cannot exceed it (most turns; counting was 1% of a hosted
+ * ingestion's service thread).
  */
 export function offloadTokens(text: string, thresholdTokens: number, count: (text: string) => number): number | undefined {
-  if (3 * text.length <= thresholdTokens) return undefined;
+  if (Buffer.byteLength(text) <= thresholdTokens) return undefined;
   const tokens = countContentTokens(text, count);
   return shouldOffload(tokens, thresholdTokens) ? tokens : undefined;
 }

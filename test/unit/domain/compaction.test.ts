@@ -75,14 +75,15 @@ describe('MemoryRef placeholders', () => {
   it('counts only a text long enough to exceed the threshold, and gives the count of one that does', () => {
     const counted: string[] = [];
     const count = (text: string) => (counted.push(text), countTokens(text));
-    // 3 bytes a unit and a byte a token at most: 10 units cannot make more than 30 tokens.
-    expect(offloadTokens('€'.repeat(10), 30, count)).toBeUndefined();
+    // A token is at least a byte: 30 bytes cannot make more than 30 tokens.
+    const runes = 'ᚠ'.repeat(10); // 3 bytes and 3 tokens each
+    expect(offloadTokens(runes, 30, count)).toBeUndefined();
+    expect(offloadTokens('x'.repeat(30), 30, count)).toBeUndefined();
     expect(counted).toEqual([]);
-    // Eleven units can: each euro sign is 3 bytes, and o200k spends more than one token on a run of them.
-    const euros = '€'.repeat(11);
-    expect(countTokens(euros)).toBeGreaterThan(10);
-    expect(offloadTokens(euros, 10, count)).toBe(countTokens(euros));
-    expect(offloadTokens('plain words here', 30, count)).toBeUndefined();
+    // Over the threshold in bytes: counted, and offloaded only if its tokens are over it too.
+    expect(offloadTokens(runes, 29, count)).toBe(30);
+    expect(offloadTokens('x '.repeat(20), 29, count)).toBeUndefined();
+    expect(counted).toEqual([runes, 'x '.repeat(20)]);
   });
 });
 
