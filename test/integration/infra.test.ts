@@ -35,8 +35,8 @@ const DERIVED_SETTINGS = ['ENTRA_JWKS_URL'];
 /** The REST API version the Azure OpenAI adapter is written against: left to the code, so infra never holds back an upgrade. */
 const CODE_PINNED_SETTINGS = ['AZURE_OPENAI_API_VERSION'];
 
-/** Tuning whose defaults follow the machine (cores, memory) and the model provider: left to the code unless tuned (MEMORY_BUDGET_MB: off). */
-const TUNING_SETTINGS = ['MODEL_THREADS', 'EMBEDDING_BATCH_TEXTS', 'EMBEDDING_CONCURRENCY', 'PROJECTION_PARALLELISM', 'MEMORY_BUDGET_MB'];
+/** Tuning whose defaults follow the machine (cores, memory) and the model provider: left to the code unless tuned (MEMORY_BUDGET_MB: off; HEAP_GROWTH_PERCENT: measured). */
+const TUNING_SETTINGS = ['MODEL_THREADS', 'EMBEDDING_BATCH_TEXTS', 'EMBEDDING_CONCURRENCY', 'PROJECTION_PARALLELISM', 'MEMORY_BUDGET_MB', 'HEAP_GROWTH_PERCENT'];
 
 /** What is indexed, as measured on LoCoMo (README, Fact search): left to the code, so a deployment indexes as the figures say. */
 const INDEXING_SETTINGS = ['CATEGORY_LEVELS', 'CATEGORY_SENSES', 'CATEGORY_MIN_DEPTH'];
