@@ -5,8 +5,9 @@ import { overloaded } from '../domain/errors.js';
 /**
  * HEAP_GROWTH_PERCENT: after each full collection V8 sets the heap's next limit at what survived times a factor, which it
  * raises up to 4 when the program allocates fast and collects cheaply. Under an ingestion load that is hundreds of MB
- * of garbage held between collections; a fixed factor (1.5) kept the growth to a third of that for the same CPU
- * (README, Bounded memory). Process-wide: worker threads' heaps too. 0 leaves V8's choice.
+ * of garbage held between collections; a fixed factor (1.5) kept the growth to a third of that, for about the same CPU
+ * on the service's thread and 5% more in the offline model threads (README, Bounded memory). Process-wide: worker
+ * threads' heaps too. 0 leaves V8's choice.
  */
 export function limitHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
