@@ -110,8 +110,8 @@ describe('memory budget governor', () => {
 
 describe('limitHeapGrowth', () => {
   /**
-   * A process that keeps about 20 MB alive while it allocates ten times that as short-lived garbage, and prints the
-   * largest heap it had. Run apart: the flag is process-wide.
+   * A process that keeps about 20 MB alive while it allocates about twenty times that as short-lived garbage, and
+   * prints the largest heap it had. Run apart: the flag is process-wide.
    */
   const largestHeapMb = (percent: number): number => {
     const module = new URL('../../../shared/platform/memory-budget.ts', import.meta.url).href;
