@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SentenceEncoderEmbedder, type SentenceEncoderOptions } from '../../../../shared/adapters/local-models/index.js';
+import { lengthBatches } from '../../../../shared/adapters/local-models/sentence-encoder.js';
 import type { ModelUsage } from '../../../../shared/application/ports.js';
 
 /** A stand-in for the TensorFlow model: a 512-d vector derived from the text's length, never unit length. */
@@ -131,7 +132,25 @@ describe('SentenceEncoderEmbedder on several threads', () => {
     await embedder.embed(['aaaa', 'bb', 'c']);
     expect(fake.batches.map((b) => b.length)).toEqual([2, 1]);
     fake.batches.length = 0;
-    await embedder.embed(Array.from({ length: 20 }, (_, i) => 'x'.repeat(i + 1)));
+    await embedder.embed(Array.from({ length: 20 }, (_, i) => 'x'.repeat(100 + i)));
     expect(fake.batches.map((b) => b.length)).toEqual([8, 8, 4]);
+  });
+});
+
+describe('lengthBatches', () => {
+  const lengths = (texts: string[], batches: number[][]) => batches.map((b) => b.map((i) => texts[i]!.length));
+
+  it('given a window, its summary and its ten turns, then the window is not padded with the turns', () => {
+    const texts = ['w'.repeat(1400), 's'.repeat(300), ...Array.from({ length: 10 }, (_, i) => 't'.repeat(90 + 10 * i))];
+    const batches = lengthBatches(texts, 6);
+    // Sorted by length; a batch ends at its size or at a text over twice its shortest (at least 64 characters).
+    expect(lengths(texts, batches)).toEqual([[90, 100, 110, 120, 130, 140], [150, 160, 170, 180, 300], [1400]]);
+    expect(batches.flat().sort((a, b) => a - b)).toEqual(texts.map((_, i) => i));
+  });
+
+  it('keeps short texts together whatever their lengths, up to the batch size', () => {
+    const texts = ['a', 'bb', 'c'.repeat(40), 'd'.repeat(128), 'e'.repeat(129)];
+    expect(lengths(texts, lengthBatches(texts, 8))).toEqual([[1, 2, 40, 128], [129]]);
+    expect(lengths(texts, lengthBatches(texts, 2))).toEqual([[1, 2], [40, 128], [129]]);
   });
 });
