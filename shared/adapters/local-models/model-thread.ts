@@ -86,7 +86,12 @@ export class ModelThread implements OfflineModelThreads, PeriodReader {
     const { vectors } = await this.request({ op: 'embed', texts: [...texts] });
     if (!vectors) throw new MemoryError('internal', 'The model thread answered an embed request without vectors');
     const { rows, dimensions, data } = vectors;
-    return Array.from({ length: rows }, (_, i) => Array.from(data.subarray(i * dimensions, (i + 1) * dimensions)));
+    // A loop, not Array.from over the typed array: that goes through an iterator, about 8× slower here.
+    return Array.from({ length: rows }, (_, i) => {
+      const row = new Array<number>(dimensions);
+      for (let j = 0; j < dimensions; j++) row[j] = data[i * dimensions + j]!;
+      return row;
+    });
   }
 
   /** Runs a local chat task's rules in the thread; the caller validates input and output. */
