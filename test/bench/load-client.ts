@@ -1,5 +1,5 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { forkTypeScript } from './child-process.js';
 import type { LoadResult } from './load.js';
 
 export type ClientKind = 'fetch' | 'node';
@@ -62,12 +62,4 @@ export class LoadClient {
     await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]);
     this.child.kill();
   }
-}
-
-/**
- * A TypeScript module in a child process of its own (tsx's loader), `env` added to this process's environment; messages
- * go by IPC with the structured clone algorithm.
- */
-export function forkTypeScript(module: URL, env: Record<string, string>): ChildProcess {
-  return fork(fileURLToPath(module), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, serialization: 'advanced' });
 }

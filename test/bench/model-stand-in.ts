@@ -5,7 +5,7 @@
  * they are; in its process, its memory would count as the service's. Started by `startModelStandIn`; the child reports
  * its URL, and the requests it saw when asked.
  */
-import { forkTypeScript } from './load-client.js';
+import { forkTypeScript } from './child-process.js';
 import { chatCompletion, embeddings, startOpenAITestServer, type Handler } from '../support/openai-test-server.js';
 
 export interface StandInStats {
