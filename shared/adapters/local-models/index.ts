@@ -22,6 +22,6 @@ export function createLocalModels(
   meter: Meter,
   threads: OfflineModelThreads = new ModelThreadPool(1),
 ): { chat: LocalChatModel; embedder: SentenceEncoderEmbedder; close: () => Promise<void> } {
-  const embedder = new SentenceEncoderEmbedder({ meter, load: threads.encoder, concurrency: threads.size });
+  const embedder = new SentenceEncoderEmbedder({ meter, load: threads.encoder, concurrency: threads.size, inFlight: 2 * threads.size });
   return { chat: new LocalChatModel(meter, embedder, (task, input) => threads.solve(task, input)), embedder, close: () => threads.close() };
 }

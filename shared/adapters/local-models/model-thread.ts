@@ -172,7 +172,7 @@ export class ModelThread implements OfflineModelThreads, PeriodReader {
 
 /** What the offline models run on: one ModelThread, or a pool of them (ModelThreadPool). */
 export interface OfflineModelThreads {
-  /** Threads that embed at once: the sentence encoder keeps this many batches in flight. */
+  /** Threads that embed at once: the sentence encoder splits a call over them and keeps twice as many batches in flight. */
   readonly size: number;
   readonly encoder: LoadEncoder;
   solve<K extends ChatTaskName>(task: K, input: ChatTaskInput<K>): Promise<unknown>;

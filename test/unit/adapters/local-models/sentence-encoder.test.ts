@@ -103,25 +103,38 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     expect(other).toBeLessThan(1);
   });
 
-  it('given concurrency 2, then two model calls run at once and never more, and vectors keep their order', async () => {
-    let running = 0;
-    let most = 0;
+  /** A stand-in that counts the model calls running at once. */
+  function countingModel() {
+    const counts = { running: 0, most: 0 };
     const load: NonNullable<SentenceEncoderOptions['load']> = async () => ({
       embed: async (input: string[]) => {
-        running += 1;
-        most = Math.max(most, running);
+        counts.running += 1;
+        counts.most = Math.max(counts.most, counts.running);
         await new Promise((resolve) => setTimeout(resolve, 5));
-        running -= 1;
+        counts.running -= 1;
         return input.map((t) => Array.from({ length: 512 }, (_, i) => (i === 0 ? t.length : 1)));
       },
     });
+    return { load, counts };
+  }
+
+  it('given concurrency 2, then two model calls run at once and never more, and vectors keep their order', async () => {
+    const { load, counts } = countingModel();
     const embedder = new SentenceEncoderEmbedder({ load, batchSize: 2, concurrency: 2 });
     const texts = Array.from({ length: 9 }, (_, i) => 'x'.repeat(i + 1));
     const [vectors] = await Promise.all([embedder.embed(texts), embedder.embed(['other', 'call'])]);
-    expect(most).toBe(2);
+    expect(counts.most).toBe(2);
     // The first component is the text's length before normalisation: the order survives the parallel batches.
     const lengths = vectors.map((v) => v[0]! / v[1]!);
     lengths.forEach((l, i) => expect(l).toBeCloseTo(i + 1, 6));
+  });
+
+  it('given inFlight 4 over 2 threads, then four model calls run at once (one waiting in each thread), never more', async () => {
+    const { load, counts } = countingModel();
+    const embedder = new SentenceEncoderEmbedder({ load, batchSize: 2, concurrency: 2, inFlight: 4 });
+    const calls = [embedder.embed(Array.from({ length: 12 }, (_, i) => 'x'.repeat(i + 1))), embedder.embed(['other', 'call'])];
+    expect((await Promise.all(calls)).map((v) => v.length)).toEqual([12, 2]);
+    expect(counts.most).toBe(4);
   });
 });
 
