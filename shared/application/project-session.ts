@@ -4,6 +4,7 @@ import type { InteractionDocument } from '../contracts/interactions.js';
 import type { SessionDocument } from '../contracts/sessions.js';
 import { interactionId, type TurnWindow } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
+import { meanDirection } from '../domain/ranking.js';
 import { decideInit, decideInteraction, decideSetAside, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise, withBookmark, withDecidedAhead } from '../domain/session.js';
 import { mayReferToPeriod, periodWords, type Period } from '../domain/time-expressions.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
@@ -246,12 +247,17 @@ async function writeDerived(
     const at = earlier.length + i;
     return context.slice(Math.max(0, at - MATCH_CONTEXT_TURNS), at + 1).join('\n');
   });
-  const texts = [...drafts.flatMap((d) => [d.content, d.summary]), ...turnTexts, ...(summary ? [summary.data.summary] : [])];
+  // A window's content vector is the mean direction of its turns' vectors, each embedded as its turn row is (the
+  // offline encoder remembers the turns it has just embedded): on LoCoMo the same recall as embedding the window's
+  // transcript, and about a tenth less CPU for the offline projection (README, Fact search).
+  const windowTexts = summarised.map((e) => turns.filter((t) => inWindow(e, t)).map(searchableText));
+  const texts = [...new Set([...drafts.map((d) => d.summary), ...turnTexts, ...windowTexts.flat(), ...(summary ? [summary.data.summary] : [])])];
   if (texts.length === 0) return {};
 
-  const vectors = await deps.embedder.embed(texts);
-  await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: vectors[2 * i]!, summaryVector: vectors[2 * i + 1]! })));
-  const offset = 2 * drafts.length;
+  const embedded = await deps.embedder.embed(texts);
+  const vectorOf = new Map(texts.map((text, i) => [text, embedded[i]!]));
+  const vector = (text: string) => vectorOf.get(text)!;
+  await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: meanDirection(windowTexts[i]!.map(vector)), summaryVector: vector(d.summary) })));
   await deps.search.indexTurns(
     newTurns.map((t, i) => ({
       ...key,
@@ -264,10 +270,10 @@ async function writeDerived(
       timestamp: t.data.timestamp,
       ...(referred[i] && { refers: referred[i] }),
       embeddingModel: deps.embedder.model,
-      vector: vectors[offset + i]!,
+      vector: vector(turnTexts[i]!),
     })),
   );
-  return summary ? { summaryVector: vectors.at(-1)! } : {};
+  return summary ? { summaryVector: vector(summary.data.summary) } : {};
 }
 
 /** A window's turns: its thread's turns in its seq range (every turn in it, for a window recorded before threads). */

@@ -1,6 +1,7 @@
 import { FactSource, type FactSearchBody, type FactSearchResult, type Retriever } from '../contracts/facts.js';
 import { candidatePool, packFacts, rankFacts, type FactDraft, type PackLimits, type RankedFact, type RankedList, type Ranking, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
 import { namedParticipant, withoutParticipantNames } from '../domain/participants.js';
+import { meanDirection } from '../domain/ranking.js';
 import { answerStatement } from '../domain/statements.js';
 import { periodNamedIn } from '../domain/time-expressions.js';
 import type { Deps } from './ports.js';
@@ -89,10 +90,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
 async function queryVector(deps: SearchDeps, text: string, statement: string): Promise<number[] | undefined> {
   if (statement === text) return (await deps.embedder.embed([text]))[0];
   const [own, stated] = await deps.embedder.embed([text, statement]);
-  if (!own || !stated) return own;
-  const sum = own.map((x, i) => x + stated[i]!);
-  const norm = Math.hypot(...sum);
-  return norm > 0 ? sum.map((x) => x / norm) : own;
+  return own && stated ? meanDirection([own, stated]) : own;
 }
 
 /**

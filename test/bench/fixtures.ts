@@ -1,4 +1,4 @@
-/** Deterministic, conversation-like turn text of realistic length (about 100–300 characters). */
+/** Deterministic, conversation-like turn text of realistic length (about 110–310 characters). */
 const SENTENCES = [
   'I am 45 and want to retire at 60 with enough to travel.',
   'Then let us look at your savings rate and your current pension pot.',
@@ -16,10 +16,17 @@ const SENTENCES = [
 
 export { rng } from '../support/random.js';
 
+/**
+ * Turn `i`'s text: one to three of the sentences above, and a reference made of letters that no other turn has, as no
+ * two turns of a real conversation are alike (the offline encoder answers a text it embedded recently from memory).
+ */
 export function turnContent(i: number): string {
   const n = 1 + (i % 3);
-  return Array.from({ length: n }, (_, k) => SENTENCES[(i * 7 + k * 5) % SENTENCES.length]!).join(' ');
+  return `${Array.from({ length: n }, (_, k) => SENTENCES[(i * 7 + k * 5) % SENTENCES.length]!).join(' ')} (ref ${letters(i)})`;
 }
+
+/** `i` in base 26, as the letters a–z, at least four. */
+const letters = (i: number): string => i.toString(26).padStart(4, '0').replace(/[0-9a-p]/g, (c) => String.fromCharCode(97 + parseInt(c, 26)));
 
 export const role = (i: number): 'user' | 'assistant' => (i % 2 === 0 ? 'user' : 'assistant');
 

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as projectHandler } from '../../functions/cosmos-events-project.js';
 import { beginForget, finishForget, purgeStores } from '../../shared/application/forget.js';
 import { getSessionStatus } from '../../shared/application/get-session-status.js';
-import type { ChatModel } from '../../shared/application/ports.js';
+import type { ChatModel, Embedder } from '../../shared/application/ports.js';
 import { projectSession } from '../../shared/application/project-session.js';
 import { serveProjectionQueue, type ProjectionSchedule } from '../../shared/application/projection-scheduler.js';
 import type { SessionKey } from '../../shared/contracts/ids.js';
+import { meanDirection } from '../../shared/domain/ranking.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { invocationContext } from '../../shared/platform/local-host/invocation.js';
 import { turnDraft } from '../support/builders.js';
@@ -73,6 +74,31 @@ describe("a new turn is projected before its window's summary", () => {
     expect(await runtime.interactions.listBySession(key)).toHaveLength(1);
     expect(await getSessionStatus(runtime, key)).toMatchObject({ pending: 0, turnCount: K, chunkedThroughSeq: last });
     expect(indexed.filter((s) => s === last)).toHaveLength(1);
+  });
+
+  it("given a window decided after its turns were projected, then its content vector is the mean direction of its turns' vectors, and its transcript is not embedded", async () => {
+    const key = { userId: 'u-first', sessionId: 's-mean' };
+    const embedded: string[] = [];
+    const vectorOf = new Map<string, number[]>();
+    const embedder = Object.assign(Object.create(runtime.embedder) as Embedder, {
+      embed: async (texts: readonly string[]) => {
+        const vectors = await runtime.embedder.embed(texts);
+        texts.forEach((t, i) => (embedded.push(t), vectorOf.set(t, vectors[i]!)));
+        return vectors;
+      },
+    });
+    await appendTurns(key, 1, K - 1);
+    await projectSession({ ...runtime, embedder }, key);
+    await appendTurns(key, K, K);
+    await projectSession({ ...runtime, embedder }, key);
+
+    const [window] = await runtime.interactions.listBySession(key);
+    // Each transcript line of these unnamed turns is the text its turn row was embedded with.
+    const turnTexts = window!.content.split('\n');
+    expect(turnTexts).toHaveLength(K);
+    const expected = meanDirection(turnTexts.map((t) => vectorOf.get(t)!));
+    window!.contentVector!.forEach((x, i) => expect(x).toBeCloseTo(expected[i]!, 6));
+    expect(embedded).not.toContain(window!.content);
   });
 
   it("given a window's model call that fails, when the session is projected again, then the turn written first is kept and the window is decided once", async () => {

@@ -55,6 +55,27 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     expect(vectors[0]).not.toEqual(vectors[1]);
   });
 
+  it('given texts embedded before or repeated in a call, then each reaches the model once, and callers get copies', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load });
+    const [first] = await embedder.embed(['a turn']);
+    first![0] = 42;
+    const [again, other, twice] = await embedder.embed(['a turn', 'another turn', 'another turn']);
+    expect(fake.batches.flat()).toEqual(['a turn', 'another turn']);
+    expect(again![0]).not.toBe(42);
+    expect(twice).toEqual(other);
+  });
+
+  it('given more new texts than it keeps, then the least recent are embedded again', async () => {
+    const fake = fakeModel();
+    const embedder = new SentenceEncoderEmbedder({ load: fake.load, batchSize: 4096 });
+    const many = Array.from({ length: 2_049 }, (_, i) => `text ${i}`);
+    await embedder.embed(many);
+    fake.batches.length = 0;
+    await embedder.embed(['text 0', 'text 2048']);
+    expect(fake.batches.flat()).toEqual(['text 0']);
+  });
+
   it('embeds an empty text as a space, so no row goes missing', async () => {
     const fake = fakeModel();
     const embedder = new SentenceEncoderEmbedder({ load: fake.load });
