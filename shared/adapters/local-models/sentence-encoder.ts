@@ -24,10 +24,12 @@ export interface SentenceEncoderOptions {
 
 export const SENTENCE_ENCODER_MODEL = 'use-lite-512';
 /**
- * Texts whose vectors are kept (about 4 kB each, so about 8 MB): a projection embeds a window's turns again, as the
- * mean of their vectors is the window's, shortly after their own slice embedded them.
+ * Texts whose vectors are kept (about 4 kB each, so about 8 MB), and the most characters they may hold together (the
+ * keys: up to 2 MB more, whatever the offload threshold lets a turn's text be): a projection embeds a window's turns
+ * again, as the mean of their vectors is the window's, shortly after their own slice embedded them.
  */
 const RECENT_TEXTS = 2_048;
+const RECENT_CHARS = 1_000_000;
 const DIMENSIONS = 512;
 
 /**
@@ -48,8 +50,9 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   private readonly concurrency: number;
   private readonly inFlight: number;
   private running = 0;
-  /** The vectors of the texts embedded last, least recent first (Map order). */
+  /** The vectors of the texts embedded last, least recent first (Map order), and the texts' characters. */
   private readonly recent = new Map<string, number[]>();
+  private recentChars = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly load: LoadEncoder;
 
@@ -121,11 +124,16 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     return this.loading;
   }
 
-  /** Keeps a text's vector as the most recent, the least recent past RECENT_TEXTS dropped. */
+  /** Keeps a text's vector as the most recent, the least recent past RECENT_TEXTS or RECENT_CHARS dropped. */
   private remember(text: string, vector: number[]): number[] {
-    this.recent.delete(text);
+    if (this.recent.delete(text)) this.recentChars -= text.length;
     this.recent.set(text, vector);
-    if (this.recent.size > RECENT_TEXTS) this.recent.delete(this.recent.keys().next().value!);
+    this.recentChars += text.length;
+    while (this.recent.size > RECENT_TEXTS || this.recentChars > RECENT_CHARS) {
+      const oldest = this.recent.keys().next().value!;
+      this.recent.delete(oldest);
+      this.recentChars -= oldest.length;
+    }
     return vector;
   }
 

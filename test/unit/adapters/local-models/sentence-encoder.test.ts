@@ -74,6 +74,14 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     fake.batches.length = 0;
     await embedder.embed(['text 0', 'text 2048']);
     expect(fake.batches.flat()).toEqual(['text 0']);
+
+    // A million characters in all: the second text of 600,000 pushes out every text older than it.
+    const [a, b] = ['a', 'b'].map((c) => c.repeat(600_000));
+    await embedder.embed([a!]);
+    await embedder.embed([b!]);
+    fake.batches.length = 0;
+    await embedder.embed([b!, a!, 'text 2048']);
+    expect(fake.batches.flat().map((t) => t.slice(0, 6))).toEqual(['text 2', 'aaaaaa']);
   });
 
   it('embeds an empty text as a space, so no row goes missing', async () => {
