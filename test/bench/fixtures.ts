@@ -18,7 +18,7 @@ export { rng } from '../support/random.js';
 
 /**
  * Turn `i`'s text: one to three of the sentences above, and a reference made of letters that no other turn has, as no
- * two turns of a real conversation are alike (the offline encoder answers a text it embedded recently from memory).
+ * two turns of a real conversation are alike (the runtime's embedder answers a text it embedded lately from memory).
  */
 export function turnContent(i: number): string {
   const n = 1 + (i % 3);

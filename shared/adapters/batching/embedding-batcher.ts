@@ -1,12 +1,22 @@
 import type { Embedder } from '../../application/ports.js';
 import { MemoryError } from '../../domain/errors.js';
+import { RecentVectors } from './recent-vectors.js';
 
 export interface EmbeddingBatcherOptions {
   /** Most texts in one call of the wrapped embedder (a caller with more is split over several calls). */
   maxTexts: number;
   /** Calls of the wrapped embedder in flight at once; callers arriving while all are busy wait and share the next ones. */
   concurrency: number;
+  /** What the memory of recent texts may hold (default RECENT_LIMITS). */
+  recent?: { numbers: number; chars: number };
 }
+
+/**
+ * The memory of recent texts: 2M numbers (8 MB as float32: 4,096 vectors of 512 dimensions, 1,365 of 1,536) and a
+ * million characters of text. A projection asks for a window's turns again when it decides the window, a slice after
+ * their own (a window's vector is the mean of its turns'), and under load other sessions' slices come between.
+ */
+const RECENT_LIMITS = { numbers: 2_000_000, chars: 1_000_000 };
 
 /**
  * Callers with this few texts left go first: a search's query, or a session with a turn or two, is not held behind a
@@ -43,6 +53,8 @@ interface Part {
  * loop have joined it (one setImmediate). Batches grow only under load, while every slot is busy. Callers with a few
  * texts go before larger ones (SMALL_CALL_TEXTS).
  *
+ * A text embedded lately is answered from memory (RecentVectors), and a caller's repeated texts are embedded once.
+ *
  * A call that fails and carried several callers is repeated once per caller alone, so each caller gets its own
  * outcome (one caller's unembeddable text does not fail the others) — except when the error says the endpoint was
  * unreachable, timed out or overloaded (the endpoint's retries are already spent), which is every caller's error.
@@ -53,6 +65,7 @@ export class EmbeddingBatcher implements Embedder {
   private readonly queue: Waiting[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private readonly recent: RecentVectors;
 
   constructor(
     private readonly inner: Embedder,
@@ -60,10 +73,26 @@ export class EmbeddingBatcher implements Embedder {
   ) {
     this.model = inner.model;
     this.dimensions = inner.dimensions;
+    this.recent = new RecentVectors(options.recent ?? RECENT_LIMITS);
     if (!(options.maxTexts >= 1 && options.concurrency >= 1)) throw new RangeError('EmbeddingBatcher needs maxTexts and concurrency of at least 1');
   }
 
-  embed(texts: readonly string[]): Promise<number[][]> {
+  async embed(texts: readonly string[]): Promise<number[][]> {
+    // This caller's vectors, the remembered ones first: held here, as other callers may push them out of memory meanwhile.
+    const found = new Map<string, number[]>();
+    for (const text of new Set(texts)) {
+      const vector = this.recent.get(text);
+      if (vector) found.set(text, vector);
+    }
+    const missing = [...new Set(texts)].filter((t) => !found.has(t));
+    const vectors = await this.queued(missing);
+    missing.forEach((text, i) => (found.set(text, vectors[i]!), this.recent.set(text, vectors[i]!)));
+    // A repeated text's vector is a copy: callers own what they get.
+    const given = new Set<string>();
+    return texts.map((t) => (given.has(t) ? found.get(t)!.slice() : (given.add(t), found.get(t)!)));
+  }
+
+  private queued(texts: readonly string[]): Promise<number[][]> {
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise<number[][]>((resolve, reject) => {
       this.queue.push({ texts, vectors: new Array<number[]>(texts.length), next: 0, outstanding: texts.length, failed: false, resolve, reject });

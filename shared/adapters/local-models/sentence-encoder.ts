@@ -23,13 +23,6 @@ export interface SentenceEncoderOptions {
 }
 
 export const SENTENCE_ENCODER_MODEL = 'use-lite-512';
-/**
- * Texts whose vectors are kept (about 4 kB each, so about 8 MB), and the most characters they may hold together (the
- * keys: up to 2 MB more, whatever the offload threshold lets a turn's text be): a projection embeds a window's turns
- * again, as the mean of their vectors is the window's, shortly after their own slice embedded them.
- */
-const RECENT_TEXTS = 2_048;
-const RECENT_CHARS = 1_000_000;
 const DIMENSIONS = 512;
 
 /**
@@ -37,10 +30,10 @@ const DIMENSIONS = 512;
  * inside an npm package, no network. The model loads once, on the first `embed` (concurrent first calls share the one
  * load; a failed load is retried by the next call). Texts are embedded in batches, `inFlight` at a time (on model
  * threads, two per thread; in process, one: the WASM backend runs one graph at a time anyway), and every vector is
- * L2-normalised. A call's repeated texts are embedded once, and a text among the last RECENT_TEXTS embedded is answered
- * from memory. Deterministic: the same text gives the same vector, up to float32 rounding (the texts batched with it can
- * move its last bits, by up to about 2e-7). Each `embed` call is recorded as one `embed` usage (token counts estimated,
- * latency including any load).
+ * L2-normalised.
+ * Deterministic: the same text gives the same vector, up to float32 rounding (the texts batched with it can move its last
+ * bits, by up to about 2e-7). Each `embed` call is recorded as one `embed` usage (token counts estimated, latency
+ * including any load).
  */
 export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   readonly model = SENTENCE_ENCODER_MODEL;
@@ -50,9 +43,6 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   private readonly concurrency: number;
   private readonly inFlight: number;
   private running = 0;
-  /** The vectors of the texts embedded last, least recent first (Map order), and the texts' characters. */
-  private readonly recent = new Map<string, number[]>();
-  private recentChars = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly load: LoadEncoder;
 
@@ -76,24 +66,17 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     let ok = false;
     try {
       const encoder = await this.encoder();
-      // This call's vectors, the recent ones first: held here, as other calls may push them out of `recent` meanwhile.
-      const found = new Map<string, number[]>();
-      for (const text of new Set(texts)) {
-        const vector = this.recent.get(text);
-        if (vector) found.set(text, this.remember(text, vector));
-      }
-      const missing = [...new Set(texts)].filter((t) => !found.has(t));
-      // A call of few texts is spread over the threads: its latency is what a projection's lag waits for. Under load,
-      // calls are large and batches full.
-      const size = Math.max(1, Math.min(this.batchSize, Math.ceil(missing.length / this.concurrency)));
+      const vectors: number[][] = new Array<number[]>(texts.length);
+      // A call of few texts is spread over the threads (a window's two long texts embed side by side): its latency is
+      // what a projection's lag waits for. Under load, calls are large and batches full.
+      const size = Math.max(1, Math.min(this.batchSize, Math.ceil(texts.length / this.concurrency)));
+      const batches = lengthBatches(texts, size);
       await Promise.all(
-        lengthBatches(missing, size).map(async (indices) => {
-          const batch = await this.limited(() => this.embedBatch(encoder, indices.map((j) => missing[j]!)));
-          indices.forEach((j, k) => found.set(missing[j]!, this.remember(missing[j]!, batch[k]!)));
+        batches.map(async (indices) => {
+          const batch = await this.limited(() => this.embedBatch(encoder, indices.map((j) => texts[j]!)));
+          indices.forEach((j, k) => (vectors[j] = batch[k]!));
         }),
       );
-      // Copies: callers own what they get.
-      const vectors = texts.map((t) => found.get(t)!.slice());
       ok = true;
       return vectors;
     } finally {
@@ -122,19 +105,6 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
       });
     });
     return this.loading;
-  }
-
-  /** Keeps a text's vector as the most recent, the least recent past RECENT_TEXTS or RECENT_CHARS dropped. */
-  private remember(text: string, vector: number[]): number[] {
-    if (this.recent.delete(text)) this.recentChars -= text.length;
-    this.recent.set(text, vector);
-    this.recentChars += text.length;
-    while (this.recent.size > RECENT_TEXTS || this.recentChars > RECENT_CHARS) {
-      const oldest = this.recent.keys().next().value!;
-      this.recent.delete(oldest);
-      this.recentChars -= oldest.length;
-    }
-    return vector;
   }
 
   /** Runs at most `inFlight` model calls at once, the others in call order. */
@@ -181,7 +151,7 @@ const SHORT_TEXT = 64;
 
 /**
  * The texts' indices in batches of at most `size`, by length: a batch is padded to its longest text, so a text more than
- * twice as long as the batch's shortest (or than SHORT_TEXT) starts the next one. A projection's call held ten turns,
+ * twice as long as the batch's shortest (or than SHORT_TEXT) starts the next one. A projection's call holds ten turns,
  * their window (the ten together) and its summary: cut into equal parts, the window's part was padded to the window (on
  * LoCoMo's turns 30 such calls took 8.5–10.3 s of the encoder's CPU, by length 6.4–6.8 s; README, Projection throughput).
  */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EmbeddingBatcher } from '../../../../shared/adapters/batching/embedding-batcher.js';
+import { RecentVectors } from '../../../../shared/adapters/batching/recent-vectors.js';
 import type { Embedder } from '../../../../shared/application/ports.js';
 import { MemoryError } from '../../../../shared/domain/errors.js';
 
@@ -135,5 +136,53 @@ describe('EmbeddingBatcher under load', () => {
     expect(inner.calls).toEqual([['busy'], ['query', ...texts('L', 3)], texts('L', 6).slice(3)]);
     expect(await query).toEqual([vectorOf('query')]);
     expect(await large).toEqual(texts('L', 6).map(vectorOf));
+  });
+});
+
+describe('EmbeddingBatcher memory of recent texts', () => {
+  it('given texts embedded before or repeated by a caller, then each reaches the embedder once, and callers get copies', async () => {
+    const inner = new RecordingEmbedder();
+    const batcher = new EmbeddingBatcher(inner, { maxTexts: 256, concurrency: 2 });
+    const [first] = await batcher.embed(['a turn']);
+    first![0] = 42;
+    const [again, other, twice] = await batcher.embed(['a turn', 'another turn', 'another turn']);
+    expect(inner.calls).toEqual([['a turn'], ['another turn']]);
+    expect(again).toEqual(vectorOf('a turn'));
+    expect(twice).toEqual(other);
+    twice![0] = 42;
+    expect(other).toEqual(vectorOf('another turn'));
+  });
+
+  it('given a failed call, then nothing is remembered and the next call embeds the texts again', async () => {
+    const inner = new RecordingEmbedder();
+    const batcher = new EmbeddingBatcher(inner, { maxTexts: 256, concurrency: 1 });
+    inner.failWhen = () => new Error('no');
+    await expect(batcher.embed(['x'])).rejects.toThrow('no');
+    inner.failWhen = () => undefined;
+    expect(await batcher.embed(['x'])).toEqual([vectorOf('x')]);
+    expect(inner.calls).toEqual([['x'], ['x']]);
+  });
+});
+
+describe('RecentVectors', () => {
+  it('drops the least recent past the numbers or the characters it may hold, and a read makes a text the most recent', () => {
+    const recent = new RecentVectors({ numbers: 6, chars: 10 });
+    recent.set('a', [1, 2]);
+    recent.set('b', [3, 4]);
+    recent.set('c', [5, 6]);
+    expect(recent.get('a')).toEqual([1, 2]);
+    recent.set('d', [7, 8]);
+    expect([recent.get('b'), recent.get('a'), recent.size]).toEqual([undefined, [1, 2], 3]);
+    recent.set('long text', [9, 10]);
+    // 'long text' (9 characters) leaves room for one more character: only the most recent other text stays ('a').
+    expect([recent.get('c'), recent.get('d'), recent.get('a'), recent.get('long text')]).toEqual([undefined, undefined, [1, 2], [9, 10]]);
+  });
+
+  it('holds float32s: what it gives back is the vector rounded to float32, as a new array each time', () => {
+    const recent = new RecentVectors({ numbers: 10, chars: 10 });
+    recent.set('x', [0.1, 1 / 3]);
+    const [a, b] = [recent.get('x')!, recent.get('x')!];
+    expect(a).toEqual([Math.fround(0.1), Math.fround(1 / 3)]);
+    expect(a).not.toBe(b);
   });
 });

@@ -55,35 +55,6 @@ describe('SentenceEncoderEmbedder (with a stand-in model)', () => {
     expect(vectors[0]).not.toEqual(vectors[1]);
   });
 
-  it('given texts embedded before or repeated in a call, then each reaches the model once, and callers get copies', async () => {
-    const fake = fakeModel();
-    const embedder = new SentenceEncoderEmbedder({ load: fake.load });
-    const [first] = await embedder.embed(['a turn']);
-    first![0] = 42;
-    const [again, other, twice] = await embedder.embed(['a turn', 'another turn', 'another turn']);
-    expect(fake.batches.flat()).toEqual(['a turn', 'another turn']);
-    expect(again![0]).not.toBe(42);
-    expect(twice).toEqual(other);
-  });
-
-  it('given more new texts than it keeps, then the least recent are embedded again', async () => {
-    const fake = fakeModel();
-    const embedder = new SentenceEncoderEmbedder({ load: fake.load, batchSize: 4096 });
-    const many = Array.from({ length: 2_049 }, (_, i) => `text ${i}`);
-    await embedder.embed(many);
-    fake.batches.length = 0;
-    await embedder.embed(['text 0', 'text 2048']);
-    expect(fake.batches.flat()).toEqual(['text 0']);
-
-    // A million characters in all: the second text of 600,000 pushes out every text older than it.
-    const [a, b] = ['a', 'b'].map((c) => c.repeat(600_000));
-    await embedder.embed([a!]);
-    await embedder.embed([b!]);
-    fake.batches.length = 0;
-    await embedder.embed([b!, a!, 'text 2048']);
-    expect(fake.batches.flat().map((t) => t.slice(0, 6))).toEqual(['text 2', 'aaaaaa']);
-  });
-
   it('embeds an empty text as a space, so no row goes missing', async () => {
     const fake = fakeModel();
     const embedder = new SentenceEncoderEmbedder({ load: fake.load });
