@@ -61,8 +61,9 @@ const PARSE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
 /**
  * The models of MODEL_PROVIDER. The embedder every use case gets shares its calls across callers (EmbeddingBatcher):
  * sessions projected at once embed in one call, up to EMBEDDING_BATCH_TEXTS texts, EMBEDDING_CONCURRENCY calls at once,
- * and a text embedded lately is answered from memory. The periods turns refer to are parsed on model threads (MODEL_THREADS of them): offline, the threads that embed; with
- * hosted models, threads that only parse (the encoder never loads there).
+ * and a text embedded lately is answered from memory. The periods turns refer to are parsed on model threads
+ * (MODEL_THREADS of them): offline, the threads that embed; with hosted models, threads that only parse (the encoder
+ * never loads there).
  */
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder' | 'periods'> & { close: () => Promise<void> }> {
   if (s.MODEL_PROVIDER === 'local') {

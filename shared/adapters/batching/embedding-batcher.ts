@@ -79,12 +79,13 @@ export class EmbeddingBatcher implements Embedder {
 
   async embed(texts: readonly string[]): Promise<number[][]> {
     // This caller's vectors, the remembered ones first: held here, as other callers may push them out of memory meanwhile.
+    const unique = [...new Set(texts)];
     const found = new Map<string, number[]>();
-    for (const text of new Set(texts)) {
+    for (const text of unique) {
       const vector = this.recent.get(text);
       if (vector) found.set(text, vector);
     }
-    const missing = [...new Set(texts)].filter((t) => !found.has(t));
+    const missing = unique.filter((t) => !found.has(t));
     const vectors = await this.queued(missing);
     missing.forEach((text, i) => (found.set(text, vectors[i]!), this.recent.set(text, vectors[i]!)));
     // A repeated text's vector is a copy: callers own what they get.
