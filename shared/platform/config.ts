@@ -16,8 +16,9 @@ export const Settings = z.object({
   /** PGlite's page cache (PostgreSQL's shared_buffers) in MB: most of its WASM memory, which never shrinks. */
   PGLITE_SHARED_BUFFERS_MB: int(32, 1, 4096),
   /**
-   * PGlite: `hnsw` keeps an HNSW index on each vector column; `none` keeps none (and drops them at start), saving their
-   * inserts, the larger part of a projected turn's cost on PGlite's one thread. The searches the snapshots do not
+   * PGlite: `hnsw` keeps an HNSW index of the binary quantisation of each vector column; `none` keeps none (and drops
+   * them at start), saving their inserts (most of what is left of a projected turn's index write on PGlite's one
+   * thread). The searches the snapshots do not
    * answer (a user past SEARCH_SNAPSHOT_ROWS, a search while its snapshot builds) then scan the user's vectors exactly
    * (README, Settings). A PostgreSQL server (DATABASE_URL) always keeps them.
    */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
 import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.js';
 import { postgresStores } from '../../shared/adapters/postgres/stores.js';
-import { bm25Sql, dropVectorIndexes, ensureVectorIndexes, hnswIndexName, hnswVectorType, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { bm25Sql, dropVectorIndexes, ensureVectorIndexes, hnswIndexName, hnswKind, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import type { IndexedTurn, SearchQuery } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import { rng } from '../support/random.js';
@@ -201,17 +201,21 @@ describe('vector search with HNSW', () => {
 
   it('creates one partial expression index per vector column and embedding model, idempotently', async () => {
     const db = await openDb();
+    // The index a binary one replaces (the vectors themselves, under the name they had before), dropped at start.
+    const replaced = hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072, false);
+    await db.exec(`CREATE INDEX ${replaced} ON interactions (id)`);
     await ensureVectorIndexes(db, MODEL, DIMS);
     await ensureVectorIndexes(db, MODEL, DIMS);
     await ensureVectorIndexes(db, "other 'model'", 3072);
-    await ensureVectorIndexes(db, 'huge', 8192);
+    await ensureVectorIndexes(db, 'huge', 16_000);
     const indexes = await db.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%hnsw%' ORDER BY indexname`);
-    expect(indexes).toHaveLength(6);
+    expect(indexes).toHaveLength(9);
+    expect(indexes.map((i) => i.indexname)).not.toContain(replaced);
     const turnIndex = indexes.find((i) => i.indexname === hnswIndexName('memory_turns', 'vector', MODEL, DIMS))!;
     expect(turnIndex.indexdef).toMatch(/USING hnsw \(\(\(vector\)::vector\(8\)\) vector_cosine_ops\) WHERE \(\(embedding_model = 'test-model'::text\) AND \(vector_dims\(vector\) = 8\)\)/);
-    const halfvec = indexes.find((i) => i.indexname === hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072))!;
-    expect(halfvec.indexdef).toMatch(/\(\(summary_vector\)::halfvec\(3072\)\) halfvec_cosine_ops\) WHERE \(\(embedding_model = 'other ''model'''::text\)/);
-    expect([hnswVectorType(512), hnswVectorType(2000), hnswVectorType(2001), hnswVectorType(4000), hnswVectorType(4001)]).toEqual(['vector(512)', 'vector(2000)', 'halfvec(2001)', 'halfvec(4000)', null]);
+    const binary = indexes.find((i) => i.indexname === hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072))!;
+    expect(binary.indexdef).toMatch(/USING hnsw \(\(\(binary_quantize\(summary_vector\)\)::bit\(3072\)\) bit_hamming_ops\) WHERE \(\(embedding_model = 'other ''model'''::text\)/);
+    expect([8, 255, 256, 16_000, 16_001, 0].map((n) => hnswKind(n)?.ops ?? null)).toEqual(['vector_cosine_ops', 'vector_cosine_ops', 'bit_hamming_ops', 'bit_hamming_ops', null, null]);
     await db.close();
   }, 60_000);
 
@@ -221,20 +225,27 @@ describe('vector search with HNSW', () => {
     await expect(ensureVectorIndexes(db, MODEL, DIMS)).rejects.toThrow(/pgvector 0\.8 or later .* has 0\.7\.4/);
   });
 
-  it('answers a large user from the HNSW index, with every user seeing only their own nearest rows', async () => {
+  // Up to 255 dimensions the index holds the vectors; from 256 their binary quantisation, the candidates re-ranked.
+  it.each([DIMS, 512])('answers a large user from the HNSW index (%i dimensions), with every user seeing only their own nearest rows', async (dims) => {
     const base = await openDb();
-    await ensureVectorIndexes(base, MODEL, DIMS);
+    await ensureVectorIndexes(base, MODEL, dims);
     const { db, log } = recording(base);
     const search = new PostgresSearchIndex(db, { exactScanMaxRows: 150 });
     const stores = postgresStores(base);
     const random = rng(7);
-    const noisy = (center: number[], spread: number) => unit(center.map((x) => x + spread * (random() - 0.5)));
-    const target = unit([1, 1, 1, 1, 0, 0, 0, 0]);
-    // Twenty small users whose vectors crowd around the query, and one large user whose vectors are spread out: an
-    // index walk that stopped at ef_search candidates would find no row of the large user.
-    const users = [...Array.from({ length: 20 }, (_, u) => ({ id: `small-${u}`, rows: 120, spread: 0.3 })), { id: 'large', rows: 600, spread: 2 }];
+    // Spread per dimension scaled so that the noise has the same length whatever the size.
+    const noisy = (center: number[], spread: number) => unit(center.map((x) => x + spread * Math.sqrt(DIMS / dims) * (random() - 0.5)));
+    const target = unit(Array.from({ length: dims }, () => random() - 0.5));
+    // Twenty small users whose vectors crowd around the query, and one large user whose vectors are spread out, in
+    // topics, one of them nearer the query than the others: an index walk that stopped at ef_search candidates would
+    // find no row of the large user.
+    const topics = [noisy(target, 0.6), ...Array.from({ length: 11 }, () => noisy(target, 2))];
+    const users = [
+      ...Array.from({ length: 20 }, (_, u) => ({ id: `small-${u}`, rows: 120, near: () => noisy(target, 0.3) })),
+      { id: 'large', rows: 600, near: () => noisy(topics[Math.floor(random() * topics.length)]!, 0.6) },
+    ];
     for (const user of users) {
-      const vectors = Array.from({ length: user.rows }, () => noisy(target, user.spread));
+      const vectors = Array.from({ length: user.rows }, user.near);
       await search.indexTurns(vectors.map((v, i) => turn(user.id, `s${i % 10}`, i + 1, `user: turn ${i}`, v, { agentId: i % 50 === 0 ? 'rare' : 'usual' })));
       await stores.interactions.upsert(
         vectors.map(
@@ -254,7 +265,7 @@ describe('vector search with HNSW', () => {
             entities: [],
             embeddingModel: MODEL,
             contentVector: v,
-            summaryVector: noisy(target, user.spread),
+            summaryVector: user.near(),
             createdAt: at(i),
           }),
         ),
@@ -275,7 +286,7 @@ describe('vector search with HNSW', () => {
       const calls = log.filter((l) => l.sql.includes('memory_nearest'));
       expect(calls, column).toHaveLength(1);
       const relaxed = await runHnsw(base, calls[0]!, 'relaxed_order');
-      expect(relaxed.plan, column).toContain(`Index Scan using ${hnswIndexName(table, column, MODEL, DIMS)}`);
+      expect(relaxed.plan, column).toContain(`Index Scan using ${hnswIndexName(table, column, MODEL, dims)}`);
       expect(relaxed.rows.map((r) => ('turn_id' in r ? `${String(r.session_id)}#${String(r.seq)}` : r.id))).toEqual(keys);
       expect((await runHnsw(base, calls[0]!, 'off')).rows.length, column).toBeLessThan(10);
       const truth = await exactTop(base, table, column, key, 'large', q, 50);
@@ -310,21 +321,6 @@ describe('vector search with HNSW', () => {
     expect(await base.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw%'`)).toEqual([]);
     const hits = await search.turns(query('large', '', 20, q), 'vector');
     expect(hits.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(truth);
-    await base.close();
-  }, 60_000);
-
-  it('searches vectors too large for an HNSW index exactly', async () => {
-    const base = await openDb();
-    await ensureVectorIndexes(base, MODEL, 4100);
-    const { db, log } = recording(base);
-    const search = new PostgresSearchIndex(db, { exactScanMaxRows: 2 });
-    const random = rng(3);
-    const vectors = Array.from({ length: 6 }, () => unit(Array.from({ length: 4100 }, () => random() - 0.5)));
-    await search.indexTurns(vectors.map((v, i) => turn('u', 's', i + 1, `user: ${i}`, v)));
-    const hits = await search.turns(query('u', '', 3, vectors[4]), 'vector');
-    expect(hits[0]!.seq).toBe(5);
-    // No HNSW statement: memory_nearest scans exactly.
-    expect(log.find((l) => l.sql.includes('memory_nearest'))!.params![2]).toBeNull();
     await base.close();
   }, 60_000);
 });
