@@ -16,7 +16,8 @@
  * seeded random vectors around 64 centres and the fixtures' sentences.
  *
  * Knobs (env): BENCH_TURN_ROWS (10000,45000), BENCH_VECTORS_STORE, BENCH_HNSW_WITH (build parameters for the turn
- * index, e.g. `m = 8, ef_construction = 32`; pgvector's defaults are m 16, ef_construction 64).
+ * index, e.g. `m = 16, ef_construction = 64`, pgvector's defaults; the service builds its binary indexes with m 8,
+ * ef_construction 32).
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -98,9 +99,9 @@ await ensureVectorIndexes(db, MODEL, DIMS);
 const [hnsw] = await db.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_turns' AND indexdef ILIKE '%hnsw%'`);
 if (HNSW_WITH) {
   await db.exec(`DROP INDEX ${hnsw!.indexname}`);
-  await db.exec(hnsw!.indexdef.replace(/ WHERE /, ` WITH (${HNSW_WITH}) WHERE `));
+  await db.exec(hnsw!.indexdef.replace(/( WITH \([^)]*\))? WHERE /, ` WITH (${HNSW_WITH}) WHERE `));
 }
-console.log(`turn index cost: vectors ${source}; turn HNSW ${HNSW_WITH ?? 'pgvector defaults (m = 16, ef_construction = 64)'}; load average ${load()}`);
+console.log(`turn index cost: vectors ${source}; turn HNSW ${HNSW_WITH ? `rebuilt WITH (${HNSW_WITH})` : 'as the service builds it'}; load average ${load()}`);
 
 /** 200 turns indexed in 10-turn calls after `prepare`, rolled back: wall and CPU ms per turn, and per statement kind. */
 async function indexCost(prepare: string[]): Promise<{ wall: number; cpu: number; statements: Map<string, number> }> {

@@ -214,7 +214,7 @@ describe('vector search with HNSW', () => {
     const turnIndex = indexes.find((i) => i.indexname === hnswIndexName('memory_turns', 'vector', MODEL, DIMS))!;
     expect(turnIndex.indexdef).toMatch(/USING hnsw \(\(\(vector\)::vector\(8\)\) vector_cosine_ops\) WHERE \(\(embedding_model = 'test-model'::text\) AND \(vector_dims\(vector\) = 8\)\)/);
     const binary = indexes.find((i) => i.indexname === hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072))!;
-    expect(binary.indexdef).toMatch(/USING hnsw \(\(\(binary_quantize\(summary_vector\)\)::bit\(3072\)\) bit_hamming_ops\) WHERE \(\(embedding_model = 'other ''model'''::text\)/);
+    expect(binary.indexdef).toMatch(/USING hnsw \(\(\(binary_quantize\(summary_vector\)\)::bit\(3072\)\) bit_hamming_ops\) WITH \(m='8', ef_construction='32'\) WHERE \(\(embedding_model = 'other ''model'''::text\)/);
     expect([8, 255, 256, 16_000, 16_001, 0].map((n) => hnswKind(n)?.ops ?? null)).toEqual(['vector_cosine_ops', 'vector_cosine_ops', 'bit_hamming_ops', 'bit_hamming_ops', null, null]);
     await db.close();
   }, 60_000);
