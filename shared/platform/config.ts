@@ -18,9 +18,8 @@ export const Settings = z.object({
   /**
    * PGlite: `hnsw` keeps an HNSW index of the binary quantisation of each vector column; `none` keeps none (and drops
    * them at start), saving their inserts (most of what is left of a projected turn's index write on PGlite's one
-   * thread). The searches the snapshots do not
-   * answer (a user past SEARCH_SNAPSHOT_ROWS, a search while its snapshot builds) then scan the user's vectors exactly
-   * (README, Settings). A PostgreSQL server (DATABASE_URL) always keeps them.
+   * thread). The searches the snapshots do not answer (a user past SEARCH_SNAPSHOT_ROWS, a search while its snapshot
+   * builds) then scan the user's vectors exactly (README, Settings). A PostgreSQL server (DATABASE_URL) always keeps them.
    */
   PGLITE_VECTOR_INDEXES: z.enum(['hnsw', 'none']).default('hnsw'),
   /** Any PostgreSQL 15+ with pgvector; replaces PGlite when set. */

@@ -25,8 +25,7 @@ const VECTOR_MAX_DIMENSIONS = 16_000;
  * a search re-ranks the BINARY_RERANK × limit nearest by Hamming distance (at least BINARY_MIN_CANDIDATES) by their exact
  * cosine distance. An insert compares bits instead of floats: on LoCoMo's vectors (USE Lite, 512-d) at 10k turns, a
  * turn's row cost 0.6 ms instead of 3.9 (with BINARY_BUILD), and the SQL path's recall against the exact scan rose
- * (README, Fact search).
- * Below it, too few bits tell vectors apart, and the index holds the vectors themselves.
+ * (README, Fact search). Below it, too few bits tell vectors apart, and the index holds the vectors themselves.
  */
 export const BINARY_INDEX_MIN_DIMENSIONS = 256;
 const BINARY_RERANK = 3;
