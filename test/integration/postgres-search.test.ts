@@ -155,6 +155,37 @@ describe('turn BM25 from the (user, tsvector) index', () => {
     await db.close();
   }, 60_000);
 
+  it("stores a turn's full text and length as its match text's, also when put together from the turns before it", async () => {
+    const { db, log } = recording(await openDb());
+    const search = new PostgresSearchIndex(db);
+    const random = rng(7);
+    const sentence = () => Array.from({ length: 3 + Math.floor(random() * 20) }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
+    const texts = Array.from({ length: 14 }, (_, i) => `${i % 2 ? 'assistant' : 'user'}: ${sentence()}${i % 5 === 0 ? `\n${sentence()}` : ''}`);
+    // As projection writes a slice: the two turns before (the first ones' from an earlier slice), then words of its own
+    // (or none); one turn is matched by some other text, and one has a text of its own that ends in a line break.
+    texts[9] = `${texts[9]}\n`;
+    const extra = (i: number) => (i % 3 === 0 ? '' : `\n${sentence()}`);
+    const before = ['user: an earlier turn about the lake', 'assistant: and its painting'];
+    const context = [...before, ...texts];
+    const turns = texts.map((text, i) =>
+      turn('u', 's', i + 3, text, unit([1, i, 0, 0, 0, 0, 0, 1]), { matchText: i === 7 ? `${sentence()} ${text}` : `${context.slice(i, i + 3).join('\n')}${extra(i)}` }),
+    );
+    await search.indexTurns(turns);
+
+    const insert = log.find((l) => l.sql.includes('INSERT INTO memory_turns'))!;
+    expect((insert.params![16] as (string | null)[]).filter((rest) => rest !== null).length).toBeGreaterThanOrEqual(9);
+    for (const t of turns) {
+      const [row] = await db.query<{ same: boolean; doc_len: number }>(
+        `SELECT (SELECT array_agg((lexeme, array_length(positions, 1)) ORDER BY lexeme) FROM unnest(tsv))
+                  = (SELECT array_agg((lexeme, array_length(positions, 1)) ORDER BY lexeme) FROM unnest(to_tsvector('english', $2))) AS same, doc_len
+         FROM memory_turns WHERE user_id = 'u' AND seq = $1`,
+        [t.seq, t.matchText],
+      );
+      expect(row, `seq ${t.seq}`).toEqual({ same: true, doc_len: t.matchText.split(/\s+/).filter(Boolean).length });
+    }
+    await db.close();
+  }, 60_000);
+
   it('ranks turns indexed before migration 7 (postings) once every migration has run', async () => {
     const db = await openPglite(undefined);
     await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
