@@ -7,6 +7,8 @@ export interface QueuedSession {
   generation: number;
   /** Slices of the session that failed in a row (backoff, and `isolate` once it reaches the retry limit). */
   failures: number;
+  /** When the lease this claim holds ends (epoch ms): what tells this claim from a later one's. */
+  leasedUntil: number;
 }
 
 /**
@@ -28,6 +30,12 @@ export interface ProjectionQueue {
   claim(limit: number, now: Date, leaseUntil: Date): Promise<QueuedSession[]>;
   /** Leases these sessions, those of them queued, due and not leased (a change-feed batch serves the sessions it queued). */
   claimSessions(keys: readonly SessionKey[], now: Date, leaseUntil: Date): Promise<QueuedSession[]>;
+  /**
+   * Moves the end of the lease this claim holds to `leaseUntil` (a slice running longer than a lease): the entry with
+   * its new lease, or null, nothing changed, when the claim no longer holds it (the lease ran out and another scheduler
+   * claimed the session, or the session was requeued, done or failed).
+   */
+  extend(entry: QueuedSession, leaseUntil: Date): Promise<QueuedSession | null>;
   /** Served a slice and more is pending: to the back of the queue (served now), lease released, failures cleared. */
   requeue(entry: QueuedSession, now: Date): Promise<void>;
   /** Served and nothing is pending: removed, unless it was queued again since it was claimed (then as `requeue`). */

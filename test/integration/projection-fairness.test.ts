@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as projectHandler } from '../../functions/cosmos-events-project.js';
 import { getSessionStatus } from '../../shared/application/get-session-status.js';
 import { enqueueProjection, LEASE_MS, serveProjectionQueue, type ProjectionSchedule } from '../../shared/application/projection-scheduler.js';
 import type { Embedder } from '../../shared/application/ports.js';
+import type { QueuedSession } from '../../shared/application/projection-ports.js';
 import type { Runtime } from '../../shared/platform/composition.js';
 import { invocationContext } from '../../shared/platform/local-host/invocation.js';
 import { turnDraft } from '../support/builders.js';
@@ -118,6 +119,50 @@ describe('a queued session left half-projected by a crash is finished by a fresh
       expect(lifecycle.filter((t) => t === 'SessionInitFixed')).toHaveLength(1);
     } finally {
       await second.close();
+    }
+  });
+
+  it('given a slice that outlasts its lease, when another scheduler claims meanwhile, then the session is still held', async () => {
+    const runtime = await memoryRuntime();
+    let offset = 0;
+    runtime.clock = { now: () => new Date(Date.now() + offset) };
+    const slow = { userId: 'slow-user', sessionId: 's1' };
+    await appendTurns(runtime, slow, 20);
+    await enqueueProjection(runtime, await runtime.events.read(slow, 0, 1));
+    // The slice's embeddings wait until released; the queue reports the extension it makes.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let embedding!: () => void;
+    const embeds = new Promise<void>((resolve) => (embedding = resolve));
+    const quick = fast(runtime.embedder);
+    runtime.embedder = embedderWith(quick, async (texts) => {
+      embedding();
+      await released;
+      return quick.embed(texts);
+    });
+    const queue = runtime.projectionQueue;
+    const extend = queue.extend.bind(queue);
+    let extended!: (entry: QueuedSession | null) => void;
+    const extension = new Promise<QueuedSession | null>((resolve) => (extended = resolve));
+    queue.extend = async (entry, until) => {
+      const next = await extend(entry, until);
+      extended(next);
+      return next;
+    };
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const serving = serveProjectionQueue(runtime, schedule, { slices: 1 });
+      await embeds;
+      // 25 s into the slice its lease (30 s from the claim) is extended by 30 s: at 40 s another scheduler finds it held.
+      offset = 25_000;
+      vi.advanceTimersByTime(LEASE_MS / 3);
+      expect(await extension).toMatchObject({ key: slow });
+      expect(await queue.claim(5, new Date(Date.now() + 40_000), new Date(Date.now() + 70_000))).toEqual([]);
+      release();
+      expect(await serving).toMatchObject({ slices: 1, failed: [] });
+    } finally {
+      vi.useRealTimers();
+      await runtime.close();
     }
   });
 });

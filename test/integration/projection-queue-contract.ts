@@ -80,6 +80,25 @@ export function describeProjectionQueueContract(name: string, open: () => Promis
       expect(keys(await queue.claimSessions([key('a'), key('b'), key('c'), key('unknown')], at(3), at(33)))).toEqual(['a/s1']);
     });
 
+    it('extends only the lease the claim still holds', async () => {
+      await queue.enqueue([key('a')], at(0));
+      const [claimed] = await queue.claim(1, at(1), at(31));
+      expect(claimed!.leasedUntil).toBe(at(31).getTime());
+      const extended = await queue.extend(claimed!, at(50));
+      expect(extended).toEqual({ ...claimed, leasedUntil: at(50).getTime() });
+      expect(await queue.claim(1, at(40), at(70))).toEqual([]);
+      // The entry as first claimed no longer names the lease: nothing changes.
+      expect(await queue.extend(claimed!, at(90))).toBeNull();
+      // The lease ran out and another scheduler claimed the session: the first claim cannot take it back.
+      const [again] = await queue.claim(1, at(51), at(81));
+      expect(await queue.extend(extended!, at(100))).toBeNull();
+      expect(await queue.claim(1, at(60), at(90))).toEqual([]);
+      // Served (to the back of the queue): the claim holds no lease any more.
+      await queue.requeue(again!, at(61));
+      expect(await queue.extend(again!, at(120))).toBeNull();
+      expect(await queue.claim(1, at(62), at(92))).toHaveLength(1);
+    });
+
     it('a session lost from the queue while it was served is queued again by requeue and failed', async () => {
       await queue.enqueue([key('a'), key('b')], at(0));
       const [a, b] = await queue.claim(2, at(1), at(31));

@@ -18,7 +18,7 @@ interface QueueDoc {
   _etag?: string;
 }
 
-const entryOf = (d: QueueDoc): QueuedSession => ({ key: { userId: d.userId, sessionId: d.sessionId }, generation: d.generation, failures: d.failures });
+const entryOf = (d: QueueDoc): QueuedSession => ({ key: { userId: d.userId, sessionId: d.sessionId }, generation: d.generation, failures: d.failures, leasedUntil: d.leaseUntil });
 /** A session never served has `servedAt` 0, so it comes before every session served (then in the order queued). */
 const newDoc = (key: SessionKey, at: number): QueueDoc => ({ id: key.sessionId, ...key, generation: 1, failures: 0, queuedAt: at, servedAt: 0, dueAt: at, leaseUntil: at });
 const ifMatch = (etag: string | undefined) => (etag ? { accessCondition: { type: 'IfMatch', condition: etag } } : {});
@@ -76,6 +76,11 @@ export class CosmosProjectionQueue implements ProjectionQueue {
     return claimed.filter((c): c is QueuedSession => c !== null);
   }
 
+  async extend(entry: QueuedSession, leaseUntil: Date): Promise<QueuedSession | null> {
+    const doc = await this.read(entry.key);
+    return doc && doc.leaseUntil === entry.leasedUntil ? this.leaseAsRead(doc, leaseUntil) : null;
+  }
+
   async requeue(entry: QueuedSession, now: Date): Promise<void> {
     const at = now.getTime();
     await this.change(entry.key, (doc) => ({ ...(doc ?? newDoc(entry.key, at)), servedAt: at, dueAt: at, leaseUntil: at, failures: 0 }));
@@ -99,13 +104,17 @@ export class CosmosProjectionQueue implements ProjectionQueue {
     return resources[0] ?? 0;
   }
 
-  /** Leases the item if it is still due and unleased as read (its etag): null when another scheduler got it first. */
+  /** Leases the item if it is still due and unleased as read: null when another scheduler got it first. */
   private async lease(doc: QueueDoc, now: Date, leaseUntil: Date): Promise<QueuedSession | null> {
-    if (doc.dueAt > now.getTime() || doc.leaseUntil > now.getTime()) return null;
+    return doc.dueAt > now.getTime() || doc.leaseUntil > now.getTime() ? null : this.leaseAsRead(doc, leaseUntil);
+  }
+
+  /** Sets the item's lease if it is unchanged since read (its etag): null when another writer changed it first. */
+  private async leaseAsRead(doc: QueueDoc, leaseUntil: Date): Promise<QueuedSession | null> {
     try {
       const { _etag, ...body } = doc;
       await this.container.item(doc.id, doc.userId).replace<QueueDoc>({ ...body, leaseUntil: leaseUntil.getTime() }, ifMatch(_etag));
-      return entryOf(doc);
+      return entryOf({ ...body, leaseUntil: leaseUntil.getTime() });
     } catch (error) {
       if (statusOf(error) === 412 || statusOf(error) === 404) return null;
       throw error;

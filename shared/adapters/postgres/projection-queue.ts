@@ -7,9 +7,15 @@ interface Row {
   session_id: string;
   generation: number;
   failures: number;
+  lease_until: Date;
 }
 
-const entryOf = (r: Row): QueuedSession => ({ key: { userId: r.user_id, sessionId: r.session_id }, generation: r.generation, failures: r.failures });
+const entryOf = (r: Row): QueuedSession => ({
+  key: { userId: r.user_id, sessionId: r.session_id },
+  generation: r.generation,
+  failures: r.failures,
+  leasedUntil: new Date(r.lease_until).getTime(),
+});
 
 /** Each session once (an upsert may not touch one row twice). */
 function columns(keys: readonly SessionKey[]): [string[], string[]] {
@@ -31,7 +37,7 @@ export class PostgresProjectionQueue implements ProjectionQueue {
       `INSERT INTO projection_queue (user_id, session_id, queued_at, served_at, due_at, lease_until)
        SELECT u, s, $3, '-infinity', $3, $3 FROM unnest($1::text[], $2::text[]) AS k(u, s)
        ON CONFLICT (user_id, session_id) DO UPDATE SET generation = projection_queue.generation + 1
-       RETURNING user_id, session_id, generation, failures`,
+       RETURNING user_id, session_id, generation, failures, lease_until`,
       [users, sessions, now.toISOString()],
     );
     return rows.filter((r) => r.generation === 1).map((r) => entryOf(r).key);
@@ -45,6 +51,15 @@ export class PostgresProjectionQueue implements ProjectionQueue {
     if (keys.length === 0) return [];
     const [users, sessions] = columns(keys);
     return this.lease('(user_id, session_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))', [keys.length, users, sessions], now, leaseUntil);
+  }
+
+  async extend(entry: QueuedSession, leaseUntil: Date): Promise<QueuedSession | null> {
+    const [row] = await this.db.query<Row>(
+      `UPDATE projection_queue SET lease_until = $3 WHERE user_id = $1 AND session_id = $2 AND lease_until = $4
+       RETURNING user_id, session_id, generation, failures, lease_until`,
+      [entry.key.userId, entry.key.sessionId, leaseUntil.toISOString(), new Date(entry.leasedUntil).toISOString()],
+    );
+    return row ? entryOf(row) : null;
   }
 
   async requeue(entry: QueuedSession, now: Date): Promise<void> {
@@ -87,7 +102,7 @@ export class PostgresProjectionQueue implements ProjectionQueue {
              WHERE ${where} AND due_at <= $${at} AND lease_until <= $${at}
              ORDER BY served_at, queued_at LIMIT $1 FOR UPDATE SKIP LOCKED) c
        WHERE q.user_id = c.user_id AND q.session_id = c.session_id
-       RETURNING q.user_id, q.session_id, q.generation, q.failures, q.served_at::text AS served_at`,
+       RETURNING q.user_id, q.session_id, q.generation, q.failures, q.lease_until, q.served_at::text AS served_at`,
       [...params, now.toISOString(), leaseUntil.toISOString()],
     );
     return rows.sort((a, b) => (a.served_at < b.served_at ? -1 : a.served_at > b.served_at ? 1 : 0)).map(entryOf);
