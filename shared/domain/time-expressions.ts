@@ -44,40 +44,10 @@ export function foldedWhenNeeded(fold: Fold, table: Record<string, string>): Fol
   return (text, world) => (text && !anyChanged.test(text) ? text : fold(text, world));
 }
 
-/** A compiled set of match rules: each rule listed under the words and tags ("#Noun") a sentence must have for it. */
-interface Net {
-  hooks: Record<string, unknown[]>;
-}
-type BulkMatch = (document: unknown[][], net: Net, methods: unknown, options?: object) => unknown[];
-type CacheDoc = (document: unknown[][]) => Set<string>[];
-
-/**
- * `bulkMatch` (compromise's sweep: the tagger's 730 rules, and every match) handed only the hooks the document has:
- * it looks every hook up in every clause's set of words and tags, though a clause has a few dozen. The same hooks, in
- * the same order (a later rule's tag can override an earlier one's), so the same matches; 10–15% less CPU a parse.
- */
-export function sweptByPresentHooks(bulkMatch: BulkMatch, cacheDoc: CacheDoc): BulkMatch {
-  const orders = new WeakMap<object, Map<string, number>>();
-  return (document, net, methods, options) => {
-    let order = orders.get(net.hooks);
-    if (!order) {
-      order = new Map(Object.keys(net.hooks).map((hook, i) => [hook, i]));
-      orders.set(net.hooks, order);
-    }
-    const present = new Set<string>();
-    for (const items of cacheDoc(document)) for (const item of items) if (order.has(item)) present.add(item);
-    const hooks: Net['hooks'] = {};
-    for (const hook of [...present].sort((a, b) => order.get(a)! - order.get(b)!)) hooks[hook] = net.hooks[hook]!;
-    return bulkMatch(document, { ...net, hooks }, methods, options);
-  };
-}
-
 /** The compromise internals used here, which its plugins may replace (package.json pins compromise exactly). */
 interface CompromiseOne {
   parseMatch: Compile;
   killUnicode: Fold;
-  bulkMatch: BulkMatch;
-  cacheDoc: CacheDoc;
   tokenize: { splitSentences: (text: string, world: unknown) => string[] };
 }
 
@@ -85,17 +55,9 @@ const parser = nlp.extend(datePlugin);
 const world = parser.world();
 const { one } = parser.methods() as { one: CompromiseOne };
 const { unicode } = (parser.model() as { one: { unicode: Record<string, string> } }).one;
-// These replace compromise's own for every use of compromise in the thread (it has one world); installed after the
+// Both replace compromise's own for every use of compromise in the thread (it has one world); installed after the
 // date plugin, whose words and rules the patterns compile against: nothing adds words or characters later.
-parser.extend({
-  methods: {
-    one: {
-      parseMatch: compiledOnce(one.parseMatch, 5000),
-      killUnicode: foldedWhenNeeded(one.killUnicode, unicode),
-      bulkMatch: sweptByPresentHooks(one.bulkMatch, one.cacheDoc),
-    },
-  },
-});
+parser.extend({ methods: { one: { parseMatch: compiledOnce(one.parseMatch, 5000), killUnicode: foldedWhenNeeded(one.killUnicode, unicode) } } });
 
 /**
  * Words without which a text names no calendar period. The date parser costs tens of milliseconds, so a query or a
