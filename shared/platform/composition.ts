@@ -8,7 +8,7 @@ import { SnapshotSearchIndex } from '../adapters/postgres/search-snapshot.js';
 import { createLocalModels, ModelThreadPool } from '../adapters/local-models/index.js';
 import { EmbeddingBatcher } from '../adapters/batching/embedding-batcher.js';
 import { UsageMeter } from '../application/metering.js';
-import { projectionParallelism, settings as readSettings, type Settings } from './config.js';
+import { modelThreads, projectionParallelism, settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
 import { PostgresArtifactStore } from '../adapters/postgres/artifacts.js';
 import { retentionPolicy, type RetentionPolicy } from '../domain/retention.js';
@@ -62,21 +62,21 @@ const PARSE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
  * The models of MODEL_PROVIDER. The embedder every use case gets shares its calls across callers (EmbeddingBatcher):
  * sessions projected at once embed in one call, up to EMBEDDING_BATCH_TEXTS texts, EMBEDDING_CONCURRENCY calls at once,
  * and a text embedded lately is answered from memory. The periods turns refer to are parsed on model threads
- * (MODEL_THREADS of them): offline, the threads that embed; with hosted models, threads that only parse (the encoder
+ * (`modelThreads` of them): offline, the threads that embed; with hosted models, threads that only parse (the encoder
  * never loads there).
  */
 async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'chat' | 'embedder' | 'periods'> & { close: () => Promise<void> }> {
   if (s.MODEL_PROVIDER === 'local') {
-    const threads = new ModelThreadPool(s.MODEL_THREADS);
+    const threads = new ModelThreadPool(modelThreads(s));
     if (s.EMBEDDING_DIMENSIONS !== 512) throw new Error('Invalid settings: EMBEDDING_DIMENSIONS must be 512 with MODEL_PROVIDER=local (the offline sentence encoder)');
     const { embedder, ...local } = createLocalModels(meter, threads);
-    return { ...local, periods: threads, embedder: new EmbeddingBatcher(embedder, { maxTexts: s.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: s.EMBEDDING_CONCURRENCY ?? 2 * s.MODEL_THREADS }) };
+    return { ...local, periods: threads, embedder: new EmbeddingBatcher(embedder, { maxTexts: s.EMBEDDING_BATCH_TEXTS ?? 32, concurrency: s.EMBEDDING_CONCURRENCY ?? 2 * threads.size }) };
   }
   // Loaded only when used, so the offline default never pulls in the OpenAI SDK.
   const { createOpenAIModels, openAIOptionsFromSettings } = await import('../adapters/openai/index.js');
   const maxTexts = s.EMBEDDING_BATCH_TEXTS ?? 256;
   const { embedder, ...hosted } = createOpenAIModels({ ...openAIOptionsFromSettings(s), embeddingBatch: { maxInputs: maxTexts } }, meter);
-  const threads = new ModelThreadPool(s.MODEL_THREADS, { resourceLimits: PARSE_THREAD_LIMITS });
+  const threads = new ModelThreadPool(modelThreads(s), { resourceLimits: PARSE_THREAD_LIMITS });
   return { ...hosted, periods: threads, close: () => threads.close(), embedder: new EmbeddingBatcher(embedder, { maxTexts, concurrency: s.EMBEDDING_CONCURRENCY ?? 4 }) };
 }
 

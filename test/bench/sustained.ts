@@ -123,6 +123,7 @@ async function hosted(): Promise<void> {
   });
   const wasmBytes = await capturePgliteMemory();
   const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
+  const { modelThreads } = await import('../../shared/platform/config.js');
   const host = await startLocalHost({ port: 0, timers: false });
   const { runtime } = host;
   const client = new LoadClient(host.url, 256);
@@ -166,10 +167,10 @@ async function hosted(): Promise<void> {
   const rssStart = mb(process.memoryUsage.rss());
   // The parse threads start on the first turns with a time word, seconds into any load: started here, one request on
   // each, so the RSS they take at start is told apart from what grows under the load (both are printed).
-  await Promise.all(Array.from({ length: s.MODEL_THREADS }, () => runtime.periods.referredPeriods([{ text: 'We met yesterday.', at: new Date().toISOString() }])));
+  await Promise.all(Array.from({ length: modelThreads(s) }, () => runtime.periods.referredPeriods([{ text: 'We met yesterday.', at: new Date().toISOString() }])));
   collectGarbage();
   const rssThreads = mb(process.memoryUsage.rss());
-  console.log(`  the ${s.MODEL_THREADS} parse threads started: RSS ${rssStart} → ${rssThreads} MB; load average ${load1m()}`);
+  console.log(`  the ${modelThreads(s)} parse threads started: RSS ${rssStart} → ${rssThreads} MB; load average ${load1m()}`);
   const account = accountRuntime(runtime);
   const cpuStart = threadCpu();
   let cpuLine = cpuStart;
@@ -295,7 +296,7 @@ async function insertProbe(runtime: Runtime, table: string, rows: number, renew:
 
 async function offline(): Promise<void> {
   const { createRuntime, useRuntime } = await import('../../shared/platform/composition.js');
-  const { loadSettings } = await import('../../shared/platform/config.js');
+  const { loadSettings, modelThreads } = await import('../../shared/platform/config.js');
   const { disableAzureRegistration } = await import('../../shared/platform/functions.js');
   const { createLocalModels, ModelThreadPool } = await import('../../shared/adapters/local-models/index.js');
   const { EmbeddingBatcher } = await import('../../shared/adapters/batching/embedding-batcher.js');
@@ -308,7 +309,7 @@ async function offline(): Promise<void> {
   const settings = loadSettings({ ...GIVEN_ENV, MODEL_PROVIDER: 'local', EMBEDDING_DIMENSIONS: '512', MEMORY_DATA_DIR: path.join(root, 'offline') });
   const runtime = await createRuntime(settings);
   useRuntime(runtime);
-  const threads = settings.MODEL_THREADS;
+  const threads = modelThreads(settings);
   console.log(`\noffline models: a backlog of ${OFFLINE_TURNS} turns over 20 sessions, then projected alone; MODEL_THREADS=${threads}; load average ${load1m()}`);
   await runtime.embedder.embed(['warm up']);
 
