@@ -6,7 +6,7 @@ import { interactionId, type TurnWindow } from '../domain/chunking.js';
 import { conflict, MemoryError } from '../domain/errors.js';
 import { meanDirection } from '../domain/ranking.js';
 import { decideInit, decideInteraction, decideSetAside, foldSession, needsInit, newSession, sessionOf, threadOf, threadSummary, windowsToSummarise, withBookmark, withDecidedAhead } from '../domain/session.js';
-import { mayReferToPeriod, periodWords, type Period } from '../domain/time-expressions.js';
+import { mayReferToAnotherDay, periodWords, type Period } from '../domain/time-expressions.js';
 import { renderToolCalls, renderTranscript } from '../domain/turns.js';
 import type { RecentSession } from '../contracts/context.js';
 import type { ForgetScope, ForgetStore } from './forget-ports.js';
@@ -537,10 +537,11 @@ const speakerOf = (t: TurnAppended): string => t.data.name ?? t.data.role;
 
 /**
  * The period each turn's own words refer to ("last week"), resolved against its own time, never the clock. Only the
- * turns with a time word are asked (most turns have none, 87% on LoCoMo), and a slice with none makes no round trip.
+ * turns that may refer to another day are asked (most do not: 88% of LoCoMo's), and a slice with none makes no round
+ * trip.
  */
 async function referredPeriods(deps: Pick<ApplyDeps, 'periods'>, turns: readonly TurnAppended[]): Promise<(Period | undefined)[]> {
-  const asked = turns.filter((t) => mayReferToPeriod(t.data.content));
+  const asked = turns.filter((t) => mayReferToAnotherDay(t.data.content));
   if (asked.length === 0) return turns.map(() => undefined);
   const answers = await deps.periods.referredPeriods(asked.map((t) => ({ text: t.data.content, at: t.data.timestamp })));
   const byTurn = new Map(asked.map((t, i) => [t, answers[i]]));

@@ -72,6 +72,23 @@ const TIME_WORDS =
  */
 export const mayReferToPeriod = (text: string): boolean => TIME_WORDS.test(text);
 
+/** TIME_WORDS that name a day or a period on their own: all but the units below and the day itself ("today", "tonight"). */
+const NAMING_WORDS =
+  /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?|yesterday|tomorrow|weekends?|spring|summer|autumn|fall|winter|ago|(19|20)\d\d)\b/i;
+/** Units of time: with a number or alone they measure ("for twelve years", "28,000 a year"), which the parser reads as today. */
+const UNITS = /\b(days?|weeks?|months?|years?|decades?|fortnights?)\b/i;
+/** Words that place a unit on the calendar ("last week", "in a month", "the day before", "two years back"). */
+const PLACING_WORDS =
+  /\b(ago|last|next|this|past|previous|coming|following|upcoming|in|within|from|since|after|before|later|earlier|end|start|beginning|middle|mid|early|late|other|that|same|every|each|back|ahead|prior|recent|recently)\b/i;
+
+/**
+ * Whether a text may refer to a period other than its own day, what a turn's parse keeps (periodReferredTo): a time
+ * word that names one, or a unit with a word that places it. Stricter than mayReferToPeriod, which a query needs
+ * ("what did I do today?"): a sentence that only measures time ("we have twelve years left on the mortgage") or says
+ * "today" is read as the turn's own day, which its timestamp says already, so it is not parsed.
+ */
+export const mayReferToAnotherDay = (text: string): boolean => NAMING_WORDS.test(text) || (UNITS.test(text) && PLACING_WORDS.test(text));
+
 /** A period found in a text, and whether it could be a forward reading of a past event (see periodReferredTo). */
 type Found = Period & { doubtful: boolean };
 
@@ -83,15 +100,15 @@ const SENTENCES_PER_DOCUMENT = 12;
 
 /**
  * The calendar periods each text names, as compromise-dates reads them relative to its anchor's day (UTC), in order.
- * Only the sentences with a time word are parsed (compromise tags each sentence on its own, so the others only cost
- * time), and those of texts with the same anchor day together, up to SENTENCES_PER_DOCUMENT a document, one sentence
+ * Only the sentences `mayName` lets through are parsed (compromise tags each sentence on its own, so the others only
+ * cost time), and those of texts with the same anchor day together, up to SENTENCES_PER_DOCUMENT a document, one sentence
  * a paragraph: 20–45% less CPU a sentence than one document each (test/bench/periods.ts prints both).
  */
-function periodsIn(texts: readonly { text: string; anchor: Date }[]): Found[][] {
+function periodsIn(texts: readonly { text: string; anchor: Date }[], mayName: (sentence: string) => boolean): Found[][] {
   const found: Found[][] = texts.map(() => []);
   const byDay = new Map<string, { text: number; said: string }[]>();
   texts.forEach(({ text, anchor }, i) => {
-    const said = one.tokenize.splitSentences(text, world).filter(mayReferToPeriod);
+    const said = one.tokenize.splitSentences(text, world).filter(mayName);
     if (said.length === 0) return;
     const today = anchor.toISOString().slice(0, 10);
     const sameDay = byDay.get(today) ?? [];
@@ -139,7 +156,7 @@ function datesOf(text: string, today: string): Found[][] {
  * periodReferredTo).
  */
 export function periodNamedIn(text: string, now: Date): Period | undefined {
-  const [first] = periodsIn([{ text, anchor: now }])[0]!;
+  const [first] = periodsIn([{ text, anchor: now }], mayReferToPeriod)[0]!;
   return first && { from: first.from, to: first.to };
 }
 
@@ -157,7 +174,7 @@ export function periodReferredTo(text: string, at: Date): Period | undefined {
 
 /** periodReferredTo of each turn, the turns parsed together (see periodsIn): what a projection asks for a slice's turns. */
 export function periodsReferredTo(turns: readonly { text: string; at: Date }[]): (Period | undefined)[] {
-  return periodsIn(turns.map(({ text, at }) => ({ text, anchor: at }))).map((found, i) => {
+  return periodsIn(turns.map(({ text, at }) => ({ text, anchor: at })), mayReferToAnotherDay).map((found, i) => {
     const at = turns[i]!.at.toISOString();
     const day = at.slice(0, 10);
     const first = found.find((p) => !(p.from.slice(0, 10) === day && p.to.slice(0, 10) === day) && !(p.doubtful && p.from > at));

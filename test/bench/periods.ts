@@ -1,7 +1,8 @@
 /**
  * The referred-period parse's cost (`periodReferredTo`, time-expressions.ts), on the texts a projection parses: the
- * LoCoMo dev turns with a time word (as the evaluation ingests them, against their session's time) and the bench
- * fixture's (`turnContent`, the first 300 turns, as the sustained bench appends them):
+ * LoCoMo dev turns that may refer to another day (`mayReferToAnotherDay`; as the evaluation ingests them, against
+ * their session's time) and the bench fixture's (`turnContent`, the first 300 turns, as the sustained bench appends
+ * them):
  *
  *   npx tsx test/bench/periods.ts [locomo-dev.json]      # prints JSON
  *
@@ -12,7 +13,7 @@
  * time a text with a time word, and whether every period equals the one parsed alone.
  */
 import { readFileSync } from 'node:fs';
-import { mayReferToPeriod, periodReferredTo, periodsReferredTo } from '../../shared/domain/time-expressions.js';
+import { mayReferToAnotherDay, periodReferredTo, periodsReferredTo } from '../../shared/domain/time-expressions.js';
 import { sessionDate } from '../support/locomo.js';
 import { turnContent } from './fixtures.js';
 import { round, summarize } from './stats.js';
@@ -37,7 +38,7 @@ const locomo: Said[] = conversations.flatMap(({ conversation }) =>
 const bench: Said[] = Array.from({ length: 300 }, (_, i) => ({ text: turnContent(i), at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) }));
 
 function timed(all: Said[]) {
-  const texts = all.filter(({ text }) => mayReferToPeriod(text));
+  const texts = all.filter(({ text }) => mayReferToAnotherDay(text));
   const withPeriod = texts.filter(({ text, at }) => periodReferredTo(text, at)).length;
   const samples: number[] = [];
   const cpu = process.cpuUsage();

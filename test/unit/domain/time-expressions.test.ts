@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compiledOnce, foldedWhenNeeded, isWithin, mayReferToPeriod, overlaps, periodNamedIn, periodReferredTo, periodsReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
+import { compiledOnce, foldedWhenNeeded, isWithin, mayReferToAnotherDay, mayReferToPeriod, overlaps, periodNamedIn, periodReferredTo, periodsReferredTo, periodWords } from '../../../shared/domain/time-expressions.js';
 
 const now = new Date('2026-11-22T10:00:00Z');
 
@@ -156,6 +156,25 @@ describe('mayReferToPeriod', () => {
   it('is false for a text without one, even when a word only contains one (mayor, sundae, daydream)', () => {
     for (const text of ['She plays the piano.', 'Does the user have a dog?', 'The mayor ordered a sundae.', 'A daydream about the marching band.', '']) {
       expect(mayReferToPeriod(text), text).toBe(false);
+    }
+  });
+});
+
+describe('mayReferToAnotherDay', () => {
+  it('is true for a time word that names a day or a period, and for a unit with a word that places it', () => {
+    for (const text of ['We adopted a kitten yesterday!', 'I moved in 2019.', 'See you next WEEK', 'two years ago', 'The barbecue on Saturday', 'back in June', 'I ran a marathon the day before.', 'In a month I start.']) {
+      expect(mayReferToAnotherDay(text), text).toBe(true);
+    }
+  });
+
+  it('is false for a sentence that only measures time or says today, which the parser reads as the turn’s own day', () => {
+    const now = new Date('2026-05-20T15:00:00Z');
+    for (const text of ['It rained all day.', 'We have a mortgage with twelve years left on it.', 'She earns about 28,000 a year.', 'I have played the guitar for three years.', 'Today was great!', 'What a day.', 'Two weeks of holiday!']) {
+      expect(mayReferToPeriod(text), text).toBe(true);
+      expect(mayReferToAnotherDay(text), text).toBe(false);
+      // The parser, asked anyway, names no day but the turn's own, which periodReferredTo leaves out.
+      const named = periodNamedIn(text, now);
+      expect(named === undefined || (named.from.startsWith('2026-05-20') && named.to.startsWith('2026-05-20')), text).toBe(true);
     }
   });
 });
