@@ -16,7 +16,7 @@ export type LocalTaskRunner = <K extends ChatTaskName>(task: K, input: ChatTaskI
  * language model**. It answers the same structured tasks in the same validated shapes, so the whole service runs with
  * no model endpoint, but what it produces is extractive and rule-based:
  * - `windowMetadata` / `sessionSummary`: summaries are sentences quoted from the conversation, chosen by word
- *   frequency and bounded in length; topics and entities come from the compromise NLP tagger and a few patterns;
+ *   frequency and bounded in length; topics and entities come from compromise's pre-tagger and a few patterns;
  *   the cumulative summary is the previous one plus the interaction's, oldest sentences dropped when it grows too long.
  * - `sessionInsights`: keyword and pattern rules per configured category over the user's own statements (unknown
  *   categories match by the words of their name), restated in the third person where a simple rewrite is safe.

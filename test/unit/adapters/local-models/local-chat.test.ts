@@ -56,6 +56,16 @@ describe('LocalChatModel — windowMetadata', () => {
     expect(CHAT_TASKS.windowMetadata.output.safeParse(out).success).toBe(true);
   });
 
+  it('given the date plugin loaded later in the thread (its first period parse), when asked again, then the same metadata', async () => {
+    const { chat } = model();
+    const conversation = 'user: My partner earns about 28,000 a year.\nassistant: We moved to Berlin last May, next to the Mercy Hospital.';
+    const before = await chat.run('windowMetadata', { conversation, previousSummary: '' });
+    // compromise-dates extends compromise's one world (time-expressions.ts); its hook tags "about 28,000 a" as a date.
+    await import('../../../../shared/domain/time-expressions.js');
+    expect(await chat.run('windowMetadata', { conversation, previousSummary: '' })).toEqual(before);
+    expect(before.entities).toEqual(expect.arrayContaining(['Berlin', 'Mercy Hospital', '28,000']));
+  });
+
   it('given a long running summary, when a window is added, then keeps the newest whole sentences within 1,600 chars and ends with the new summary', async () => {
     const { chat } = model();
     let cumulative = '';
