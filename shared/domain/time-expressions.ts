@@ -59,27 +59,28 @@ const { unicode } = (parser.model() as { one: { unicode: Record<string, string> 
 // date plugin, whose words and rules the patterns compile against: nothing adds words or characters later.
 parser.extend({ methods: { one: { parseMatch: compiledOnce(one.parseMatch, 5000), killUnicode: foldedWhenNeeded(one.killUnicode, unicode) } } });
 
+/** Time words that name a day or a period on their own ("yesterday", "in June", "on Saturday", "2019"). */
+const NAMING = String.raw`jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?|yesterday|tomorrow|weekends?|spring|summer|autumn|fall|winter|ago|(19|20)\d\d`;
+/** Units of time: with a number or alone they measure ("for twelve years", "28,000 a year"), which the parser reads as today. */
+const UNITS = 'days?|weeks?|months?|years?|decades?|fortnights?';
+/** Words that place a unit on the calendar ("last week", "in a month", "the day before", "two years back"). */
+const PLACING =
+  'ago|last|next|this|past|previous|coming|following|upcoming|in|within|from|since|after|before|later|earlier|end|start|beginning|middle|mid|early|late|other|that|same|every|each|back|ahead|prior|recent|recently';
+const anyWord = (alternatives: string) => new RegExp(String.raw`\b(${alternatives})\b`, 'i');
+const NAMING_WORDS = anyWord(NAMING);
+const UNIT_WORDS = anyWord(UNITS);
+const PLACING_WORDS = anyWord(PLACING);
+
 /**
  * Words without which a text names no calendar period. The date parser costs tens of milliseconds, so a query or a
  * turn without any of them (most of both) skips it.
  */
-const TIME_WORDS =
-  /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?|yesterday|today|tomorrow|tonight|days?|week(end)?s?|fortnight|months?|years?|decades?|spring|summer|autumn|fall|winter|ago|(19|20)\d\d)\b/i;
+const TIME_WORDS = anyWord(`${NAMING}|${UNITS}|today|tonight`);
 
 /**
- * Whether a text may name a calendar period: false means the parser would find none, so a caller need not ask it (a
- * projection skips the parse thread's round trip for such turns).
+ * Whether a text may name a calendar period: false means the parser would find none, so a caller need not ask it.
  */
 export const mayReferToPeriod = (text: string): boolean => TIME_WORDS.test(text);
-
-/** TIME_WORDS that name a day or a period on their own: all but the units below and the day itself ("today", "tonight"). */
-const NAMING_WORDS =
-  /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?|yesterday|tomorrow|weekends?|spring|summer|autumn|fall|winter|ago|(19|20)\d\d)\b/i;
-/** Units of time: with a number or alone they measure ("for twelve years", "28,000 a year"), which the parser reads as today. */
-const UNITS = /\b(days?|weeks?|months?|years?|decades?|fortnights?)\b/i;
-/** Words that place a unit on the calendar ("last week", "in a month", "the day before", "two years back"). */
-const PLACING_WORDS =
-  /\b(ago|last|next|this|past|previous|coming|following|upcoming|in|within|from|since|after|before|later|earlier|end|start|beginning|middle|mid|early|late|other|that|same|every|each|back|ahead|prior|recent|recently)\b/i;
 
 /**
  * Whether a text may refer to a period other than its own day, what a turn's parse keeps (periodReferredTo): a time
@@ -87,7 +88,7 @@ const PLACING_WORDS =
  * ("what did I do today?"): a sentence that only measures time ("we have twelve years left on the mortgage") or says
  * "today" is read as the turn's own day, which its timestamp says already, so it is not parsed.
  */
-export const mayReferToAnotherDay = (text: string): boolean => NAMING_WORDS.test(text) || (UNITS.test(text) && PLACING_WORDS.test(text));
+export const mayReferToAnotherDay = (text: string): boolean => NAMING_WORDS.test(text) || (UNIT_WORDS.test(text) && PLACING_WORDS.test(text));
 
 /** A period found in a text, and whether it could be a forward reading of a past event (see periodReferredTo). */
 type Found = Period & { doubtful: boolean };
