@@ -78,6 +78,8 @@ export interface Embedder {
   readonly dimensions: number;
   /** One vector per text, in order; batched by the adapter as its endpoint allows. */
   embed(texts: readonly string[]): Promise<number[][]>;
+  /** Whether `embed` would answer `text` from memory, with no model call (an adapter that remembers texts it embedded). */
+  remembers?(text: string): boolean;
 }
 
 /**

@@ -247,17 +247,23 @@ async function writeDerived(
     const at = earlier.length + i;
     return context.slice(Math.max(0, at - MATCH_CONTEXT_TURNS), at + 1).join('\n');
   });
-  // A window's content vector is the mean direction of its turns' vectors, each embedded as its turn row is (the
-  // runtime's embedder sends a text once and remembers what it embedded lately): on LoCoMo the same recall as embedding
-  // the window's transcript, for a quarter less CPU in the offline projection (README, Fact search).
-  const windowTexts = summarised.map((e) => turns.filter((t) => inWindow(e, t)).map(searchableText));
-  const texts = [...drafts.map((d) => d.summary), ...turnTexts, ...windowTexts.flat(), ...(summary ? [summary.data.summary] : [])];
+  // A window's content vector is the mean direction of its turns' vectors, each embedded as its turn row is: on LoCoMo
+  // the same recall as embedding the window's transcript, for a quarter less CPU in the offline projection (README,
+  // Fact search). A turn written by an earlier slice has its vector in the turn index: read back unless the embedder
+  // still remembers its text, as with thousands of turns written before their windows it does not (README, Scale).
+  const windowTurns = summarised.map((e) => turns.filter((t) => inWindow(e, t)));
+  const written = new Set(newTurns.map((t) => t.metadata.seq));
+  const toRead = windowTurns.flat().filter((t) => !written.has(t.metadata.seq) && !deps.embedder.remembers?.(searchableText(t)));
+  const stored = toRead.length > 0 ? await deps.search.turnVectors(key, toRead.map((t) => t.metadata.seq), deps.embedder.model) : new Map<number, number[]>();
+  const windowTexts = windowTurns.flat().flatMap((t) => (stored.has(t.metadata.seq) ? [] : [searchableText(t)]));
+  const texts = [...drafts.map((d) => d.summary), ...turnTexts, ...windowTexts, ...(summary ? [summary.data.summary] : [])];
   if (texts.length === 0) return {};
 
   const embedded = await deps.embedder.embed(texts);
   const vectorOf = new Map(texts.map((text, i) => [text, embedded[i]!]));
   const vector = (text: string) => vectorOf.get(text)!;
-  await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: meanDirection(windowTexts[i]!.map(vector)), summaryVector: vector(d.summary) })));
+  const turnVector = (t: TurnAppended) => stored.get(t.metadata.seq) ?? vector(searchableText(t));
+  await deps.interactions.upsert(drafts.map((d, i) => ({ ...d, contentVector: meanDirection(windowTurns[i]!.map(turnVector)), summaryVector: vector(d.summary) })));
   await deps.search.indexTurns(
     newTurns.map((t, i) => ({
       ...key,

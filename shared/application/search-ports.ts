@@ -77,6 +77,11 @@ export interface WindowShown {
 /** Ranked candidate lists, best first, one per retriever and granularity; the use case fuses them. */
 export interface SearchIndex {
   indexTurns(turns: readonly IndexedTurn[]): Promise<void>;
+  /**
+   * The vectors indexed with a session's turns (`IndexedTurn.vector`) by seq, those of `model` only: what a window
+   * decided after its turns reads instead of embedding them again. A turn not indexed is left out.
+   */
+  turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>>;
   /** Everyone who speaks in the user's indexed turns (`IndexedTurn.speaker`), each once. */
   speakers(userId: string): Promise<string[]>;
   turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]>;

@@ -79,6 +79,20 @@ describe('Cosmos request recorder (wire fake)', () => {
     expect(requests[0]!.loaded).toHaveLength(2);
   });
 
+  it("reads a session's turn vectors back in one query in the user partition, by seq and embedding model", async () => {
+    const { search } = cosmosStores(opened.database);
+    const turn = (sessionId: string, seq: number, embeddingModel = 'm') => ({ userId: 'vectors-user', sessionId, seq, turnId: `t${seq}`, speaker: 'user', text: `user: turn ${seq}`, matchText: `turn ${seq}`, timestamp: '2026-01-05T10:00:00.000Z', embeddingModel, vector: [0.5, 0.25, seq] });
+    await search.indexTurns([turn('s1', 1), turn('s1', 2), turn('s1', 3, 'other'), turn('s2', 1)]);
+
+    const requests = await opened.recorder.record(async () => {
+      const read = await search.turnVectors({ userId: 'vectors-user', sessionId: 's1' }, [1, 3, 4], 'm');
+      expect([...read]).toEqual([[1, [0.5, 0.25, 1]]]);
+    });
+
+    expect(requests.map((r) => [r.kind, r.scope])).toEqual([['query', 'single-partition']]);
+    expect(await search.turnVectors({ userId: 'vectors-user', sessionId: 's1' }, [], 'm')).toEqual(new Map());
+  });
+
   it('marks a turn hit that ends by asking a question (asks), read from the text the turn document shows', async () => {
     const { search } = cosmosStores(opened.database);
     const turn = (seq: number, text: string) => ({ userId: 'asking-user', sessionId: 's1', seq, turnId: `t${seq}`, speaker: 'user', text, matchText: text, timestamp: '2026-01-05T10:00:00.000Z', embeddingModel: 'm', vector: [1, 0, seq] });

@@ -212,6 +212,29 @@ describe('turn BM25 from the (user, tsvector) index', () => {
   }, 60_000);
 });
 
+describe("a session's turn vectors read back", () => {
+  it('gives the vectors indexed with the turns asked for, by seq, of that session and model only', async () => {
+    const db = await openDb();
+    const search = new PostgresSearchIndex(db);
+    const random = rng(3);
+    const vector = () => unit(Array.from({ length: DIMS }, () => random() - 0.5)).map(Math.fround);
+    const vectors = [vector(), vector(), vector()];
+    await search.indexTurns([
+      ...vectors.map((v, i) => turn('u', 's1', i + 1, `user: turn ${i}`, v)),
+      turn('u', 's2', 2, 'user: another session', vector()),
+      turn("o'brien", 's1', 2, 'user: another user', vector()),
+      turn('u', 's1', 4, 'user: another model', vector(), { embeddingModel: 'other-model' }),
+    ]);
+    const read = await search.turnVectors({ userId: 'u', sessionId: 's1' }, [1, 3, 4, 9], MODEL);
+    expect([...read.keys()].sort()).toEqual([1, 3]);
+    expect(read.get(1)).toEqual(vectors[0]);
+    expect(read.get(3)).toEqual(vectors[2]);
+    expect((await search.turnVectors({ userId: "o'brien", sessionId: 's1' }, [2], MODEL)).size).toBe(1);
+    expect((await search.turnVectors({ userId: 'u', sessionId: 's1' }, [], MODEL)).size).toBe(0);
+    await db.close();
+  });
+});
+
 describe('vector search with HNSW', () => {
   /**
    * Runs the HNSW statement the adapter handed to memory_nearest, as memory_nearest runs it (its parameters are one

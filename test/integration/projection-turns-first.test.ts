@@ -101,6 +101,31 @@ describe("a new turn is projected before its window's summary", () => {
     expect(embedded).not.toContain(window!.content);
   });
 
+  it("given a window decided after its turns' texts have left the embedder's memory, then their vectors are read from the turn index, not embedded again", async () => {
+    const key = { userId: 'u-first', sessionId: 's-forgotten' };
+    const embedded: string[] = [];
+    const embedder = Object.assign(Object.create(runtime.embedder) as Embedder, {
+      embed: async (texts: readonly string[]) => (embedded.push(...texts), runtime.embedder.embed(texts)),
+      remembers: () => false,
+    });
+    await appendTurns(key, 1, K - 1);
+    await projectSession({ ...runtime, embedder }, key);
+    await appendTurns(key, K, K);
+    await projectSession({ ...runtime, embedder }, key);
+
+    const [window] = await runtime.interactions.listBySession(key);
+    const turnTexts = window!.content.split('\n');
+    expect(turnTexts).toHaveLength(K);
+    // Each turn's text was embedded once, when its row was written.
+    for (const text of turnTexts) expect(embedded.filter((t) => t === text), text).toHaveLength(1);
+    const [from, to] = window!.seqRange;
+    // The window's seqs hold its turns and the init block, which has no row.
+    const stored = await runtime.search.turnVectors(key, Array.from({ length: to - from + 1 }, (_, i) => from + i), runtime.embedder.model);
+    expect(stored.size).toBe(K);
+    const expected = meanDirection([...stored.values()]);
+    window!.contentVector!.forEach((x, i) => expect(x).toBeCloseTo(expected[i]!, 6));
+  });
+
   it("given a window's model call that fails, when the session is projected again, then the turn written first is kept and the window is decided once", async () => {
     const key = { userId: 'u-first', sessionId: 's2' };
     const last = await appendTurns(key, 1, K);

@@ -93,6 +93,10 @@ export class EmbeddingBatcher implements Embedder {
     return texts.map((t) => (given.has(t) ? found.get(t)!.slice() : (given.add(t), found.get(t)!)));
   }
 
+  remembers(text: string): boolean {
+    return this.recent.has(text);
+  }
+
   private queued(texts: readonly string[]): Promise<number[][]> {
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise<number[][]>((resolve, reject) => {

@@ -21,6 +21,11 @@ export class RecentVectors {
     return vector;
   }
 
+  /** Whether a text's vector is held (it stays where it is in recency). */
+  has(text: string): boolean {
+    return this.entries.has(text);
+  }
+
   /** Holds a text's vector as the most recent, dropping the least recent past either limit. */
   set(text: string, vector: readonly number[]): void {
     this.drop(text);

@@ -233,6 +233,20 @@ export function buildSpeakersQuery(userId: string): SqlQuerySpec {
   return { query: "SELECT VALUE c.speaker FROM c WHERE c.userId = @userId AND c.kind = 'speaker'", parameters: [{ name: '@userId', value: userId }] };
 }
 
+/** The vectors of a session's turn documents (`contentVector`) by seq, those embedded by `model` only. */
+export function buildTurnVectorsQuery(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): SqlQuerySpec {
+  return {
+    query:
+      "SELECT c.seq, c.contentVector FROM c WHERE c.userId = @userId AND c.kind = 'turn' AND c.sessionId = @sessionId AND ARRAY_CONTAINS(@seqs, c.seq) AND c.embeddingModel = @model",
+    parameters: [
+      { name: '@userId', value: key.userId },
+      { name: '@sessionId', value: key.sessionId },
+      { name: '@seqs', value: [...seqs] },
+      { name: '@model', value: model },
+    ],
+  };
+}
+
 /** A speaker's marker in the `interactions` container: its id is derived from the name, so writing it twice is harmless. */
 export function speakerDocument(userId: string, speaker: string) {
   return { id: `speaker:${createHash('sha256').update(speaker).digest('hex')}`, kind: 'speaker' as const, schemaVersion: SCHEMA_VERSION, userId, speaker };
@@ -485,6 +499,12 @@ export class CosmosSearchIndex implements SearchIndex {
       this.markers.set(key, true);
     });
     await forEachBounded(turns.map(turnDocument), INDEX_CONCURRENCY, (doc) => this.container.items.upsert(doc));
+  }
+
+  async turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>> {
+    if (seqs.length === 0) return new Map();
+    const rows = (await this.run(key.userId, buildTurnVectorsQuery(key, seqs, model))) as { seq: number; contentVector?: number[] }[];
+    return new Map(rows.flatMap((r) => (r.contentVector ? [[r.seq, r.contentVector] as const] : [])));
   }
 
   async speakers(userId: string): Promise<string[]> {

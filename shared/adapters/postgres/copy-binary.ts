@@ -85,6 +85,18 @@ export class CopyRows {
     return this.length(field) === -1 ? null : POSTGRES_EPOCH_MS + Math.floor(this.int64(this.starts[field]!) / 1000);
   }
 
+  /** pgvector's vector (`vector_send`: dimensions and a reserved word as 16-bit integers, then big-endian float4s). */
+  vector(field: number): number[] | null {
+    const length = this.length(field);
+    if (length === -1) return null;
+    const start = this.starts[field]!;
+    const dimensions = this.view.getUint16(start);
+    if (length !== 4 + 4 * dimensions) throw new Error(`A vector of ${dimensions} dimensions in ${length} bytes`);
+    const out = new Array<number>(dimensions);
+    for (let i = 0; i < dimensions; i++) out[i] = this.view.getFloat32(start + 4 + 4 * i);
+    return out;
+  }
+
   /** jsonb: a version byte (1), then the JSON text. */
   jsonb(field: number): unknown {
     const length = this.length(field);

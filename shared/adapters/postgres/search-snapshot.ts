@@ -59,6 +59,10 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.sql.indexTurns(turns);
   }
 
+  turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>> {
+    return this.sql.turnVectors(key, seqs, model);
+  }
+
   /** Forget: drops the user's snapshot (the rows it held), and any build of it under way. */
   evict(userId: string): number {
     return this.snapshots.evict(userId);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { BM25 } from '../../domain/ranking.js';
+import { CopyRows } from './copy-binary.js';
 import type { Db } from './db.js';
 import { asVector, vectorAt, vectorParam, vectorsParam } from './vector-params.js';
 import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
@@ -278,6 +279,31 @@ export class PostgresSearchIndex implements SearchIndex {
     if (this.indexed < Math.max(ANALYZE_FIRST_AFTER_TURNS, 2 * this.analyzedAt)) return;
     this.analyzedAt = this.indexed;
     await this.db.exec('ANALYZE memory_turns, memory_turn_stats, interactions');
+  }
+
+  /** One read by primary key; on PGlite in binary COPY format, as PGlite writes a vector as text in about 1 ms. */
+  async turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>> {
+    const vectors = new Map<number, number[]>();
+    if (seqs.length === 0) return vectors;
+    if (!this.db.copyBinary) {
+      const rows = await this.db.query<{ seq: number; vector: number[] }>(
+        'SELECT seq, vector::float4[] AS vector FROM memory_turns WHERE user_id = $1 AND session_id = $2 AND seq = ANY($3::int[]) AND embedding_model = $4',
+        [key.userId, key.sessionId, [...seqs], model],
+      );
+      for (const row of rows) vectors.set(row.seq, row.vector);
+      return vectors;
+    }
+    const rows = new CopyRows(
+      await this.db.copyBinary(
+        `SELECT seq, vector FROM memory_turns WHERE user_id = ${sqlLiteral(key.userId)} AND session_id = ${sqlLiteral(key.sessionId)}
+           AND seq IN (${seqs.map((seq) => Math.trunc(seq)).join(', ')}) AND embedding_model = ${sqlLiteral(model)}`,
+      ),
+    );
+    while (rows.next()) {
+      const vector = rows.vector(1);
+      if (vector) vectors.set(rows.int4(0)!, vector);
+    }
+    return vectors;
   }
 
   /** Kept with the BM25 statistics by indexTurns: one primary-key read. */

@@ -153,11 +153,20 @@ describe('EmbeddingBatcher memory of recent texts', () => {
     expect(other).toEqual(vectorOf('another turn'));
   });
 
+  it('tells which texts it would answer from memory, until they are pushed out', async () => {
+    const batcher = new EmbeddingBatcher(new RecordingEmbedder(), { maxTexts: 256, concurrency: 1, recent: { numbers: 4, chars: 1_000 } });
+    await batcher.embed(['a', 'b']);
+    expect([batcher.remembers('a'), batcher.remembers('b'), batcher.remembers('c')]).toEqual([true, true, false]);
+    await batcher.embed(['c']);
+    expect([batcher.remembers('a'), batcher.remembers('c')]).toEqual([false, true]);
+  });
+
   it('given a failed call, then nothing is remembered and the next call embeds the texts again', async () => {
     const inner = new RecordingEmbedder();
     const batcher = new EmbeddingBatcher(inner, { maxTexts: 256, concurrency: 1 });
     inner.failWhen = () => new Error('no');
     await expect(batcher.embed(['x'])).rejects.toThrow('no');
+    expect(batcher.remembers('x')).toBe(false);
     inner.failWhen = () => undefined;
     expect(await batcher.embed(['x'])).toEqual([vectorOf('x')]);
     expect(inner.calls).toEqual([['x'], ['x']]);
