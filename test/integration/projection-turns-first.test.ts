@@ -76,6 +76,19 @@ describe("a new turn is projected before its window's summary", () => {
     expect(indexed.filter((s) => s === last)).toHaveLength(1);
   });
 
+  /** A window whose last turn is projected before it is decided: its interaction and its transcript's lines. */
+  async function decideWindowAfterItsTurns(key: SessionKey, embedder: Embedder) {
+    await appendTurns(key, 1, K - 1);
+    await projectSession({ ...runtime, embedder }, key);
+    await appendTurns(key, K, K);
+    await projectSession({ ...runtime, embedder }, key);
+    const [window] = await runtime.interactions.listBySession(key);
+    // Each transcript line of these unnamed turns is the text its turn row was embedded with.
+    const turnTexts = window!.content.split('\n');
+    expect(turnTexts).toHaveLength(K);
+    return { window: window!, turnTexts };
+  }
+
   it("given a window decided after its turns were projected, then its content vector is the mean direction of its turns' vectors, and its transcript is not embedded", async () => {
     const key = { userId: 'u-first', sessionId: 's-mean' };
     const embedded: string[] = [];
@@ -87,18 +100,10 @@ describe("a new turn is projected before its window's summary", () => {
         return vectors;
       },
     });
-    await appendTurns(key, 1, K - 1);
-    await projectSession({ ...runtime, embedder }, key);
-    await appendTurns(key, K, K);
-    await projectSession({ ...runtime, embedder }, key);
-
-    const [window] = await runtime.interactions.listBySession(key);
-    // Each transcript line of these unnamed turns is the text its turn row was embedded with.
-    const turnTexts = window!.content.split('\n');
-    expect(turnTexts).toHaveLength(K);
+    const { window, turnTexts } = await decideWindowAfterItsTurns(key, embedder);
     const expected = meanDirection(turnTexts.map((t) => vectorOf.get(t)!));
-    window!.contentVector!.forEach((x, i) => expect(x).toBeCloseTo(expected[i]!, 6));
-    expect(embedded).not.toContain(window!.content);
+    window.contentVector!.forEach((x, i) => expect(x).toBeCloseTo(expected[i]!, 6));
+    expect(embedded).not.toContain(window.content);
   });
 
   it("given a window decided after its turns' texts have left the embedder's memory, then their vectors are read from the turn index, not embedded again", async () => {
@@ -108,22 +113,15 @@ describe("a new turn is projected before its window's summary", () => {
       embed: async (texts: readonly string[]) => (embedded.push(...texts), runtime.embedder.embed(texts)),
       remembers: () => false,
     });
-    await appendTurns(key, 1, K - 1);
-    await projectSession({ ...runtime, embedder }, key);
-    await appendTurns(key, K, K);
-    await projectSession({ ...runtime, embedder }, key);
-
-    const [window] = await runtime.interactions.listBySession(key);
-    const turnTexts = window!.content.split('\n');
-    expect(turnTexts).toHaveLength(K);
+    const { window, turnTexts } = await decideWindowAfterItsTurns(key, embedder);
     // Each turn's text was embedded once, when its row was written.
     for (const text of turnTexts) expect(embedded.filter((t) => t === text), text).toHaveLength(1);
-    const [from, to] = window!.seqRange;
+    const [from, to] = window.seqRange;
     // The window's seqs hold its turns and the init block, which has no row.
     const stored = await runtime.search.turnVectors(key, Array.from({ length: to - from + 1 }, (_, i) => from + i), runtime.embedder.model);
     expect(stored.size).toBe(K);
     const expected = meanDirection([...stored.values()]);
-    window!.contentVector!.forEach((x, i) => expect(x).toBeCloseTo(expected[i]!, 6));
+    window.contentVector!.forEach((x, i) => expect(x).toBeCloseTo(expected[i]!, 6));
   });
 
   it("given a window's model call that fails, when the session is projected again, then the turn written first is kept and the window is decided once", async () => {
