@@ -191,8 +191,8 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
 
 /**
  * MODEL_THREADS, or its default for the models in use: every core for the offline encoder; one parse thread for hosted
- * models, which only parse the turns with a time word (at 200 and 1,000 turns/s one thread projected as fast as two and
- * saved its 57 MB; README, Scale).
+ * models, which only parse the turns that may refer to another day (at 200 and 1,000 turns/s one thread projected as
+ * fast as two and saved its 57 MB; README, Scale).
  */
 export const modelThreads = (s: Settings): number => s.MODEL_THREADS ?? (s.MODEL_PROVIDER === 'local' ? os.availableParallelism() : 1);
 
