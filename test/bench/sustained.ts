@@ -19,9 +19,10 @@
  * (300), BENCH_SUSTAINED_BATCH (10 turns per request), BENCH_SUSTAINED_USERS (20), BENCH_SUSTAINED_SESSIONS (10 per
  * user), BENCH_SUSTAINED_DELAY_MS (200), BENCH_SUSTAINED_DRAIN_SECONDS (120: the most it waits for the drain),
  * BENCH_OFFLINE_TURNS (2000), BENCH_OFFLINE_RUNS (1: more repeat the offline part, each on a new store, and print the
- * ratios' median; on a shared machine one run's ratio moves by several points), BENCH_CLIENT (fetch | node). Every app setting in the environment reaches the host
- * (PROJECTION_PARALLELISM, PUMP_BATCH_SIZE, EMBEDDING_*, MODEL_THREADS, a memory budget, ...); the bench sets
- * PROJECTION_PARALLELISM=64 and PUMP_BATCH_SIZE=2000 for the hosted part unless they are given.
+ * ratios' median; on a shared machine one run's ratio moves by several points), BENCH_CLIENT (fetch | node). Every app
+ * setting in the environment reaches the host (PROJECTION_PARALLELISM, PUMP_BATCH_SIZE, EMBEDDING_*, MODEL_THREADS, a
+ * memory budget, ...); the bench sets PROJECTION_PARALLELISM=64 and PUMP_BATCH_SIZE=2000 for the hosted part unless
+ * they are given.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
