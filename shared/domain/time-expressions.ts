@@ -65,7 +65,7 @@ const NAMING = String.raw`jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|jul
 const UNITS = 'days?|weeks?|months?|years?|decades?|fortnights?';
 /** Words that place a unit on the calendar ("last week", "in a month", "the day before", "two years back"). */
 const PLACING =
-  'ago|last|next|this|past|previous|coming|following|upcoming|in|within|from|since|after|before|later|earlier|end|start|beginning|middle|mid|early|late|other|that|same|every|each|back|ahead|prior|recent|recently';
+  'last|next|this|past|previous|coming|following|upcoming|in|within|from|since|after|before|later|earlier|end|start|beginning|middle|mid|early|late|other|that|same|every|each|back|ahead|prior|recent|recently';
 const anyWord = (alternatives: string) => new RegExp(String.raw`\b(${alternatives})\b`, 'i');
 const NAMING_WORDS = anyWord(NAMING);
 const UNIT_WORDS = anyWord(UNITS);
