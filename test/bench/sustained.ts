@@ -11,9 +11,10 @@
  *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
  *            calls as the scripted server saw them, and insert probes (the turn index's and the interactions' rows inserted with
  *            every index and without each).
- *   offline  The offline models: a backlog appended first, then projected alone (turns/s; after a warm-up session, as
- *            the embedder alone is warmed), against the embedder's own throughput on the same texts, alone, with
- *            MODEL_THREADS right after the projection (both sides at the same load), then with one model thread.
+ *   offline  The offline models: a backlog appended first, then projected alone by the pump and the queue's timer as
+ *            the local host runs them (turns/s; after a warm-up session, as the embedder alone is warmed), against the
+ *            embedder's own throughput on the same texts, alone, with MODEL_THREADS right after the projection (both
+ *            sides at the same load), then with one model thread.
  *
  * Knobs (env): BENCH_SUSTAINED_PARTS (hosted,offline), BENCH_SUSTAINED_RATE (1000 turns/s), BENCH_SUSTAINED_SECONDS
  * (300), BENCH_SUSTAINED_BATCH (10 turns per request), BENCH_SUSTAINED_USERS (20), BENCH_SUSTAINED_SESSIONS (10 per
@@ -37,6 +38,7 @@ import { dbOf, PROJECTOR } from './projection-control.js';
 import { now, round, summarize } from './stats.js';
 import { startModelStandIn } from './model-stand-in.js';
 import type { Runtime } from '../../shared/platform/composition.js';
+import type { TimerHandler } from '../../shared/platform/functions.js';
 
 const envNumber = (name: string, fallback: number) => {
   const raw = process.env[name];
@@ -308,7 +310,7 @@ async function offline(run: number): Promise<number> {
   const { UsageMeter } = await import('../../shared/application/metering.js');
   const { ChangeFeedPump } = await import('../../shared/platform/local-host/pump.js');
   const { wakeable } = await import('../../shared/platform/local-host/host.js');
-  const { serveProjectionQueue } = await import('../../shared/application/projection-scheduler.js');
+  const { LocalTimer } = await import('../../shared/platform/local-host/timers.js');
   const { appendBody } = await import('./fixtures.js');
   disableAzureRegistration();
   const settings = loadSettings({ ...GIVEN_ENV, MODEL_PROVIDER: 'local', EMBEDDING_DIMENSIONS: '512', MEMORY_DATA_DIR: path.join(root, `offline-${run}`) });
@@ -326,20 +328,35 @@ async function offline(run: number): Promise<number> {
     }
   };
   const { handler } = await import('../../functions/cosmos-events-project.js');
-  // As the local host runs them: the pump, and the projection queue's scheduler woken after each batch (the windows the
-  // change feed's at-once serving leaves queued are decided there).
-  const scheduler = wakeable(async () => void (await serveProjectionQueue(runtime, runtime.projection)));
+  const { handler: serveQueue } = await import('../../functions/timer-projection-queue.js');
+  // As the local host runs them (host.ts): the pump, and the projection queue's timer, on its schedule and woken after
+  // each batch. The windows the change feed's at-once serving leaves queued are decided there: without the schedule,
+  // none was decided before the first batch ended, and that batch had projected every turn (README, Scale).
+  const queueTimer = () => new LocalTimer('timer-projection-queue', settings.PROJECTION_QUEUE_SCHEDULE, serveQueue as TimerHandler);
+  const woken = queueTimer();
+  const scheduler = wakeable(() => woken.fire());
   const pump = new ChangeFeedPump(runtime.changeFeed!, handler as never, { name: PROJECTOR, batchSize: settings.PUMP_BATCH_SIZE, intervalMs: settings.PUMP_INTERVAL_MS, afterBatch: scheduler.wake });
+  // The projection ends when its last session leaves the queue, not when a poll below sees it gone.
+  let lastCaughtUp = 0;
+  const done = runtime.projectionQueue.done.bind(runtime.projectionQueue);
+  runtime.projectionQueue.done = async (...args) => {
+    await done(...args);
+    lastCaughtUp = now();
+  };
   const project = async () => {
     const t0 = now();
+    const timer = queueTimer();
+    timer.start();
     await pump.drain();
+    const drained = now();
     // Polled every 250 ms: each count is a PGlite statement on the projecting thread (about 0.8 ms), and every 10 ms it
     // took 1.2–1.7 ms a turn of that thread from the embedder.
     while ((await runtime.projectionQueue.size()) > 0) {
       scheduler.wake();
       await sleep(250);
     }
-    return now() - t0;
+    await timer.stop();
+    return Math.max(drained, lastCaughtUp) - t0;
   };
   // Warm, as the embedder alone is below: two sessions of other texts projected first load what the model threads
   // load on their first task and period parse, and run every statement once.
