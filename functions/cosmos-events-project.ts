@@ -7,7 +7,7 @@ import { cosmosChangeFeed, defineFunction } from '../shared/platform/functions.j
 /**
  * The change feed of `events` drives the projection through the projection queue: the touched sessions are queued
  * (durably, before the lease advances), and those that were not queued yet, or queued only for a window left to decide,
- * and bring less than a slice get it projected at once; the rest is the queue's (timer-projection-queue), so one session's backlog never holds up the feed or another user's turn. A failing
+ * and bring less than a slice and their stream's last event get it projected at once; the rest is the queue's (timer-projection-queue), so one session's backlog never holds up the feed or another user's turn. A failing
  * slice stays queued with backoff. What throws (a document that is not an event, the queue unreachable) is retried by
  * the trigger's retry policy (`CHANGE_FEED_RETRY`) before the lease advances.
  */

@@ -403,9 +403,10 @@ async function forgetRounds(runtime: Runtime, record: (fn: () => Promise<unknown
 
 /**
  * The change feed's at-once check (`sessionsToServeAtOnce`) for a batch that brings one turn to each of several queued
- * sessions of several users: each session document's checkpoint, read as the service does (a point read each), against
- * one query for all of them. The query is priced at its cheapest, as if every session lay in one physical partition
- * (one overhead); across the `sessions` container (`/userId`) it pays the overhead once per physical partition it reaches.
+ * sessions of several users: each session document's checkpoint and stream's last seq, read as the service does (a
+ * point read and a query each), against one query for all of the checkpoints. The query is priced at its cheapest, as
+ * if every session lay in one physical partition (one overhead); across the `sessions` container (`/userId`) it pays
+ * the overhead once per physical partition it reaches.
  */
 async function atOnceCheck(runtime: Runtime, database: Database, record: (fn: () => Promise<unknown>) => Promise<Call[]>): Promise<string> {
   const users = ['bob', 'carol', 'dave', 'erin'];
@@ -427,7 +428,7 @@ async function atOnceCheck(runtime: Runtime, database: Database, record: (fn: ()
   const [reads, one] = [total(pointReads), total(query)];
   return [
     '',
-    `The change feed's at-once check for a batch of ${keys.length} queued sessions of ${users.length} users (their documents' checkpoints):`,
+    `The change feed's at-once check for a batch of ${keys.length} queued sessions of ${users.length} users (their documents' checkpoints and last seqs):`,
     `  as the service does: ${pointReads.length} point reads (${describe(pointReads)}), ${ru(reads)} RU`,
     `  one query for all of them (${describe(query)}), loading ${query[0]?.loaded?.length ?? 0} documents: ${ru(one)} RU at one physical partition, + ${QUERY_OVERHEAD_RU} RU for each further one`,
   ].join('\n');

@@ -82,6 +82,48 @@ describe("fair projection: one user's backlog does not hold up another user's tu
   });
 });
 
+describe('fair projection: a backlog over many sessions, each brought a few events at a time, does not hold up the feed', () => {
+  it("given sessions whose streams go on past the batch, when the feed delivers them, then it only queues them, and a new user's turn is projected by the batch that delivers it", async () => {
+    const runtime = await memoryRuntime({ PROJECTION_SLICE_EVENTS: '50', PROJECTION_PARALLELISM: '1' });
+    runtime.embedder = fast(runtime.embedder);
+    let cursor: string | null = null;
+    const deliver = async () => {
+      const batch = await runtime.changeFeed!.readFeed(cursor, 50);
+      cursor = batch.cursor ?? cursor;
+      await projectHandler(batch.events, invocationContext('cosmos-events-project'));
+      return batch.events.length;
+    };
+    try {
+      // Five sessions of 40 turns, appended 10 at a time to each in turn: a batch of 50 brings each session 10 events,
+      // less than a slice, while the rest of its stream waits in later batches.
+      const sessions = Array.from({ length: 5 }, (_, i) => ({ userId: 'busy-user', sessionId: `s${i + 1}` }));
+      for (let round = 0; round < 4; round++) {
+        for (const key of sessions) {
+          const drafts = Array.from({ length: 10 }, (_, j) => turnDraft(`t-${round * 10 + j + 1}`, `turn ${round * 10 + j + 1} of ${key.sessionId} about the garden plan`));
+          await runtime.events.append(key, drafts, new Date());
+        }
+      }
+      for (let delivered = 0; delivered < 200; ) delivered += await deliver();
+      for (const key of sessions) expect((await getSessionStatus(runtime, key)).projectedThroughSeq).toBe(0);
+      expect(await runtime.projectionQueue.size()).toBe(5);
+
+      await runtime.events.append(newcomer, [turnDraft('hello', 'Hi, I am new here')], new Date());
+      await deliver();
+      expect(await getSessionStatus(runtime, newcomer)).toMatchObject({ pending: 0, turnCount: 1 });
+
+      // The scheduler serves the backlog; once it has caught up, a session's next turn is served at once again.
+      await serveProjectionQueue(runtime, runtime.projection);
+      expect(await runtime.projectionQueue.size()).toBe(0);
+      const [first] = sessions;
+      await runtime.events.append(first!, [turnDraft('t-41', 'one more turn about the garden plan')], new Date());
+      await deliver();
+      expect(await getSessionStatus(runtime, first!)).toMatchObject({ turnCount: 41, projectedThroughSeq: await runtime.events.lastSeq(first!) });
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
 describe('a queued session left half-projected by a crash is finished by a fresh scheduler', () => {
   const dir = mkdtempSync(join(tmpdir(), 'projection-restart-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
