@@ -6,10 +6,12 @@ import { cosmosChangeFeed, defineFunction } from '../shared/platform/functions.j
 
 /**
  * The change feed of `events` drives the projection through the projection queue: the touched sessions are queued
- * (durably, before the lease advances), and those that were not queued yet, or queued only for a window left to decide,
- * and bring less than a slice and their stream's last event get it projected at once; the rest is the queue's (timer-projection-queue), so one session's backlog never holds up the feed or another user's turn. A failing
- * slice stays queued with backoff. What throws (a document that is not an event, the queue unreachable) is retried by
- * the trigger's retry policy (`CHANGE_FEED_RETRY`) before the lease advances.
+ * (durably, before the lease advances), and those that bring less than a slice and at least half of what their stream
+ * holds unprojected, and were not queued yet or are queued only for a window left to decide, get it projected at once
+ * (sessionsToServeAtOnce); the rest is the queue's (timer-projection-queue), so one session's backlog never holds up
+ * the feed or another user's turn. A failing slice stays queued with backoff. What throws (a document that is not an
+ * event, the queue unreachable) is retried by the trigger's retry policy (`CHANGE_FEED_RETRY`) before the lease
+ * advances.
  */
 export async function handler(documents: unknown[], ctx: InvocationContext): Promise<void> {
   const events = documents.map((doc) => MemoryEvent.parse(doc));

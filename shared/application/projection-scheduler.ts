@@ -45,15 +45,16 @@ export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQue
 }
 
 /**
- * The sessions of a change-feed batch to serve at once, each bringing fewer events than a slice and the last its stream
- * holds: those new to the queue (`fresh`), so a new user's turn is projected by the batch that delivers it, and those
- * queued already whose document is projected up to the batch's first event of theirs (what keeps them queued is a
- * window left to decide, not a backlog), so a session's next turn is not held behind the windows the scheduler is
- * deciding. A session that arrives with a backlog is left to the scheduler, so the feed moves on without waiting for
- * its slice: one that brings a slice or more, and one whose stream goes on past the batch (a feed behind its store
- * brings each session's first events while the rest waits in later batches; served at once, 100 sessions of 100
- * turns held a new user's turn for 54 s). One the scheduler is serving is not claimed again (its new turn waits for
- * that slice only).
+ * The sessions of a change-feed batch to serve at once, each bringing fewer events than a slice: those new to the
+ * queue (`fresh`), so a new user's turn is projected by the batch that delivers it, and those queued already whose
+ * document is projected up to the batch's first event of theirs (what keeps them queued is a window left to decide,
+ * not a backlog), so a session's next turn is not held behind the windows the scheduler is deciding. A session that
+ * arrives with a backlog is left to the scheduler, so the feed moves on without waiting for its slice: one that brings
+ * a slice or more, and one whose stream goes on past the batch by more than the batch brings (a feed behind its store
+ * brings each session's first events while the rest waits in later batches; served at once, 100 sessions of 100 turns
+ * held a new user's turn for 54 s). So an at-once slice projects at most twice what the batch brought, and an append
+ * that races the feed's read is projected with it. One the scheduler is serving is not claimed again (its new turn
+ * waits for that slice only).
  */
 export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions' | 'events'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
   const counts = new Map<string, number>();
@@ -68,8 +69,8 @@ export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'
   const isFresh = new Set(fresh.map(keyOf));
   const small = touchedSessions(events).filter((k) => counts.get(keyOf(k))! < sliceEvents);
   const caughtUp = async (k: SessionKey) => isFresh.has(keyOf(k)) || ((await deps.sessions.get(k))?.doc.projectedThroughSeq ?? 0) >= first.get(keyOf(k))! - 1;
-  const endsHere = async (k: SessionKey) => (await deps.events.lastSeq(k)) <= last.get(keyOf(k))!;
-  const served = await Promise.all(small.map(async (k) => (await Promise.all([caughtUp(k), endsHere(k)])).every(Boolean)));
+  const littleMore = async (k: SessionKey) => (await deps.events.lastSeq(k)) - last.get(keyOf(k))! <= counts.get(keyOf(k))!;
+  const served = await Promise.all(small.map(async (k) => (await Promise.all([caughtUp(k), littleMore(k)])).every(Boolean)));
   return small.filter((_, i) => served[i]);
 }
 

@@ -111,6 +111,15 @@ describe('fair projection: a backlog over many sessions, each brought a few even
       await deliver();
       expect(await getSessionStatus(runtime, newcomer)).toMatchObject({ pending: 0, turnCount: 1 });
 
+      // A turn appended after the feed read the one before it (no more than the batch brings) is projected with it.
+      const racing = { userId: 'racing-user', sessionId: 's1' };
+      await runtime.events.append(racing, [turnDraft('q1', 'Is March too early to plant?')], new Date());
+      const batch = await runtime.changeFeed!.readFeed(cursor, 50);
+      await runtime.events.append(racing, [turnDraft('q2', 'And tomatoes?')], new Date());
+      await projectHandler(batch.events, invocationContext('cosmos-events-project'));
+      expect(await getSessionStatus(runtime, racing)).toMatchObject({ pending: 0, turnCount: 2 });
+      cursor = batch.cursor ?? cursor;
+
       // The scheduler serves the backlog; once it has caught up, a session's next turn is served at once again.
       await serveProjectionQueue(runtime, runtime.projection);
       expect(await runtime.projectionQueue.size()).toBe(0);
