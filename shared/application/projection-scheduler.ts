@@ -50,13 +50,20 @@ export async function enqueueProjection(deps: Pick<SchedulerDeps, 'projectionQue
  * document is projected up to the batch's first event of theirs (what keeps them queued is a window left to decide,
  * not a backlog), so a session's next turn is not held behind the windows the scheduler is deciding. A session that
  * arrives with a backlog is left to the scheduler, so the feed moves on without waiting for its slice: one that brings
- * a slice or more, and one whose stream goes on past the batch by more than the batch brings (a feed behind its store
- * brings each session's first events while the rest waits in later batches; served at once, 100 sessions of 100 turns
- * held a new user's turn for 54 s). So an at-once slice projects at most twice what the batch brought, and an append
- * that races the feed's read is projected with it. One the scheduler is serving is not claimed again (its new turn
- * waits for that slice only).
+ * a slice or more, and, when the batch has more such sessions than `parallelism` (the at-once serving would take
+ * several rounds of slices), one whose stream goes on past the batch by more than the batch brings. A feed behind its
+ * store brings each session's first events while the rest waits in later batches, and an at-once slice takes what the
+ * store holds: served at once, 100 sessions of 100 turns held the feed, and a new user's turn, for 54 s. Within one
+ * round the slices run side by side, and a slice's length bounds the wait, as for the scheduler's own; a session
+ * whose stream goes on by no more than the batch brings (an append racing the feed's read) is served at once either
+ * way. One the scheduler is serving is not claimed again (its new turn waits for that slice only).
  */
-export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions' | 'events'>, fresh: readonly SessionKey[], events: readonly MemoryEvent[], sliceEvents: number): Promise<SessionKey[]> {
+export async function sessionsToServeAtOnce(
+  deps: Pick<SchedulerDeps, 'sessions' | 'events'>,
+  fresh: readonly SessionKey[],
+  events: readonly MemoryEvent[],
+  schedule: Pick<ProjectionSchedule, 'sliceEvents' | 'parallelism'>,
+): Promise<SessionKey[]> {
   const counts = new Map<string, number>();
   const first = new Map<string, number>();
   const last = new Map<string, number>();
@@ -67,11 +74,17 @@ export async function sessionsToServeAtOnce(deps: Pick<SchedulerDeps, 'sessions'
     last.set(key, Math.max(last.get(key) ?? 0, metadata.seq));
   }
   const isFresh = new Set(fresh.map(keyOf));
-  const small = touchedSessions(events).filter((k) => counts.get(keyOf(k))! < sliceEvents);
-  const caughtUp = async (k: SessionKey) => isFresh.has(keyOf(k)) || ((await deps.sessions.get(k))?.doc.projectedThroughSeq ?? 0) >= first.get(keyOf(k))! - 1;
-  const littleMore = async (k: SessionKey) => (await deps.events.lastSeq(k)) - last.get(keyOf(k))! <= counts.get(keyOf(k))!;
-  const served = await Promise.all(small.map(async (k) => (await Promise.all([caughtUp(k), littleMore(k)])).every(Boolean)));
-  return small.filter((_, i) => served[i]);
+  const small = touchedSessions(events).filter((k) => counts.get(keyOf(k))! < schedule.sliceEvents);
+  const caughtUp = (k: SessionKey) => isFresh.has(keyOf(k)) || deps.sessions.get(k).then((stored) => (stored?.doc.projectedThroughSeq ?? 0) >= first.get(keyOf(k))! - 1);
+  const candidates = await only(small, caughtUp);
+  if (candidates.length <= schedule.parallelism) return candidates;
+  return only(candidates, async (k) => (await deps.events.lastSeq(k)) - last.get(keyOf(k))! <= counts.get(keyOf(k))!);
+}
+
+/** The keys the check passes, in order (checked side by side). */
+async function only(keys: readonly SessionKey[], check: (key: SessionKey) => boolean | Promise<boolean>): Promise<SessionKey[]> {
+  const passed = await Promise.all(keys.map(check));
+  return keys.filter((_, i) => passed[i]);
 }
 
 const keyOf = ({ userId, sessionId }: SessionKey): string => JSON.stringify([userId, sessionId]);

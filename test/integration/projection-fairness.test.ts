@@ -82,27 +82,35 @@ describe("fair projection: one user's backlog does not hold up another user's tu
   });
 });
 
-describe('fair projection: a backlog over many sessions, each brought a few events at a time, does not hold up the feed', () => {
-  it("given sessions whose streams go on past the batch, when the feed delivers them, then it only queues them, and a new user's turn is projected by the batch that delivers it", async () => {
-    const runtime = await memoryRuntime({ PROJECTION_SLICE_EVENTS: '50', PROJECTION_PARALLELISM: '1' });
+describe('fair projection: a backlog over many sessions, each brought a few events at a time', () => {
+  /** Five sessions of 40 turns, appended 10 at a time to each in turn: a batch of 50 brings each 10 events, less than a slice, while the rest of its stream waits in later batches. */
+  const backlog = async (parallelism: number) => {
+    const runtime = await memoryRuntime({ PROJECTION_SLICE_EVENTS: '50', PROJECTION_PARALLELISM: String(parallelism) });
     runtime.embedder = fast(runtime.embedder);
+    const sessions = Array.from({ length: 5 }, (_, i) => ({ userId: 'busy-user', sessionId: `s${i + 1}` }));
+    for (let round = 0; round < 4; round++) {
+      for (const key of sessions) {
+        const drafts = Array.from({ length: 10 }, (_, j) => turnDraft(`t-${round * 10 + j + 1}`, `turn ${round * 10 + j + 1} of ${key.sessionId} about the garden plan`));
+        await runtime.events.append(key, drafts, new Date());
+      }
+    }
     let cursor: string | null = null;
-    const deliver = async () => {
+    const read = async () => {
       const batch = await runtime.changeFeed!.readFeed(cursor, 50);
       cursor = batch.cursor ?? cursor;
-      await projectHandler(batch.events, invocationContext('cosmos-events-project'));
-      return batch.events.length;
+      return batch.events;
     };
+    const deliver = async () => {
+      const events = await read();
+      await projectHandler(events, invocationContext('cosmos-events-project'));
+      return events.length;
+    };
+    return { runtime, sessions, read, deliver };
+  };
+
+  it("given more such sessions in a batch than slices run at once, when the feed delivers them, then it only queues them, and a new user's turn is projected by the batch that delivers it", async () => {
+    const { runtime, sessions, read, deliver } = await backlog(1);
     try {
-      // Five sessions of 40 turns, appended 10 at a time to each in turn: a batch of 50 brings each session 10 events,
-      // less than a slice, while the rest of its stream waits in later batches.
-      const sessions = Array.from({ length: 5 }, (_, i) => ({ userId: 'busy-user', sessionId: `s${i + 1}` }));
-      for (let round = 0; round < 4; round++) {
-        for (const key of sessions) {
-          const drafts = Array.from({ length: 10 }, (_, j) => turnDraft(`t-${round * 10 + j + 1}`, `turn ${round * 10 + j + 1} of ${key.sessionId} about the garden plan`));
-          await runtime.events.append(key, drafts, new Date());
-        }
-      }
       for (let delivered = 0; delivered < 200; ) delivered += await deliver();
       for (const key of sessions) expect((await getSessionStatus(runtime, key)).projectedThroughSeq).toBe(0);
       expect(await runtime.projectionQueue.size()).toBe(5);
@@ -111,14 +119,13 @@ describe('fair projection: a backlog over many sessions, each brought a few even
       await deliver();
       expect(await getSessionStatus(runtime, newcomer)).toMatchObject({ pending: 0, turnCount: 1 });
 
-      // A turn appended after the feed read the one before it (no more than the batch brings) is projected with it.
+      // A turn appended after the feed read the one before it is projected with it.
       const racing = { userId: 'racing-user', sessionId: 's1' };
       await runtime.events.append(racing, [turnDraft('q1', 'Is March too early to plant?')], new Date());
-      const batch = await runtime.changeFeed!.readFeed(cursor, 50);
+      const events = await read();
       await runtime.events.append(racing, [turnDraft('q2', 'And tomatoes?')], new Date());
-      await projectHandler(batch.events, invocationContext('cosmos-events-project'));
+      await projectHandler(events, invocationContext('cosmos-events-project'));
       expect(await getSessionStatus(runtime, racing)).toMatchObject({ pending: 0, turnCount: 2 });
-      cursor = batch.cursor ?? cursor;
 
       // The scheduler serves the backlog; once it has caught up, a session's next turn is served at once again.
       await serveProjectionQueue(runtime, runtime.projection);
@@ -127,6 +134,16 @@ describe('fair projection: a backlog over many sessions, each brought a few even
       await runtime.events.append(first!, [turnDraft('t-41', 'one more turn about the garden plan')], new Date());
       await deliver();
       expect(await getSessionStatus(runtime, first!)).toMatchObject({ turnCount: 41, projectedThroughSeq: await runtime.events.lastSeq(first!) });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('given no more of them than slices run at once, when the feed delivers the first batch, then each is projected at once to its stream end', async () => {
+    const { runtime, sessions, deliver } = await backlog(5);
+    try {
+      await deliver();
+      for (const key of sessions) expect((await getSessionStatus(runtime, key)).turnCount).toBe(40);
     } finally {
       await runtime.close();
     }
