@@ -9,9 +9,9 @@ import { cosmosChangeFeed, defineFunction } from '../shared/platform/functions.j
  * (durably, before the lease advances), and those that bring less than a slice and were not queued yet or are queued
  * only for a window left to decide get it projected at once (sessionsToServeAtOnce: beyond one round of slices, only
  * those whose stream goes on little past the batch); the rest is the queue's (timer-projection-queue), so one
- * session's backlog never holds up the feed or another user's turn. A failing slice stays queued with backoff. What throws (a document that is not an
- * event, the queue unreachable) is retried by the trigger's retry policy (`CHANGE_FEED_RETRY`) before the lease
- * advances.
+ * session's backlog never holds up the feed or another user's turn. A failing slice stays queued with backoff. What
+ * throws (a document that is not an event, the queue unreachable) is retried by the trigger's retry policy
+ * (`CHANGE_FEED_RETRY`) before the lease advances.
  */
 export async function handler(documents: unknown[], ctx: InvocationContext): Promise<void> {
   const events = documents.map((doc) => MemoryEvent.parse(doc));

@@ -1,17 +1,18 @@
 /**
  * Fair projection (issue 18 item 4): one user's backlog must not hold up another user's turn. User A's backlog of
  * BENCH_FAIRNESS_EVENTS turns (in one session, or over BENCH_FAIRNESS_SESSIONS, appended 10 turns at a time to each in
- * turn, so that every change-feed batch brings each session less than a slice) is appended while the projection is held
- * back; then the projection starts and, one after
- * another, BENCH_FAIRNESS_PROBES new users append one turn each over HTTP. Prints each new turn's append→projected
+ * turn, so that every change-feed batch brings each session less than a slice) is appended while the projection is
+ * held back; then the projection starts and, one after another, BENCH_FAIRNESS_PROBES new users append one turn each
+ * over HTTP. Prints each new turn's append→projected
  * latency and A's progress meanwhile (events/s), on the local host's own components: PGlite in a temp folder, the
  * change-feed pump, the projection queue with its scheduler loop, and the offline models (USE-lite embeddings and the
  * extractive chat model, warmed up first). Asserts nothing.
  *
  *   npx tsx test/bench/fairness.ts
  *
- * Knobs (env): BENCH_FAIRNESS_EVENTS (100000), BENCH_FAIRNESS_SESSIONS (1), BENCH_FAIRNESS_PROBES (5), BENCH_FAIRNESS_INTERVAL_SECONDS (5: between
- * probes), BENCH_FAIRNESS_TIMEOUT_SECONDS (120: a probe not projected by then is reported as such).
+ * Knobs (env): BENCH_FAIRNESS_EVENTS (100000), BENCH_FAIRNESS_SESSIONS (1), BENCH_FAIRNESS_PROBES (5),
+ * BENCH_FAIRNESS_INTERVAL_SECONDS (5: between probes), BENCH_FAIRNESS_TIMEOUT_SECONDS (120: a probe not projected by
+ * then is reported as such).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

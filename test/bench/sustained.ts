@@ -330,8 +330,8 @@ async function offline(run: number): Promise<number> {
   const { handler } = await import('../../functions/cosmos-events-project.js');
   const { handler: serveQueue } = await import('../../functions/timer-projection-queue.js');
   // As the local host runs them (host.ts): the pump, and the projection queue's timer, on its schedule and woken after
-  // each batch. The windows the change feed's at-once serving leaves queued are decided there: without the schedule,
-  // none was decided before the first batch ended, and that batch had projected every turn (README, Scale).
+  // each batch; what the change feed's at-once serving leaves queued is served there (without the schedule, nothing was
+  // before the first batch ended: README, Scale).
   const queueTimer = () => new LocalTimer('timer-projection-queue', settings.PROJECTION_QUEUE_SCHEDULE, serveQueue as TimerHandler);
   const woken = queueTimer();
   const scheduler = wakeable(() => woken.fire());
