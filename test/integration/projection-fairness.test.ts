@@ -22,26 +22,37 @@ async function appendTurns(runtime: Runtime, key: { userId: string; sessionId: s
   }
 }
 
+/**
+ * The change feed as the pump delivers it: `read` takes what the feed holds since the last read (at most `limit`
+ * events), `deliver` hands it to the change-feed handler and returns how many events it brought.
+ */
+function feedOf(runtime: () => Runtime) {
+  let cursor: string | null = null;
+  const read = async (limit: number) => {
+    const batch = await runtime().changeFeed!.readFeed(cursor, limit);
+    cursor = batch.cursor ?? cursor;
+    return batch.events;
+  };
+  const deliver = async (limit: number) => {
+    const events = await read(limit);
+    await projectHandler(events, invocationContext('cosmos-events-project'));
+    return events.length;
+  };
+  return { read, deliver };
+}
+
 const busy = { userId: 'busy-user', sessionId: 'backlog' };
 const newcomer = { userId: 'new-user', sessionId: 's1' };
 const BACKLOG = 3000;
 
 describe("fair projection: one user's backlog does not hold up another user's turn", () => {
   let runtime: Runtime;
-  let cursor: string | null = null;
   beforeAll(async () => {
     runtime = await memoryRuntime({ PROJECTION_SLICE_EVENTS: '50', PROJECTION_PARALLELISM: '1' });
     runtime.embedder = fast(runtime.embedder);
   }, 60_000);
   afterAll(() => runtime?.close());
-
-  /** The change-feed handler on what the feed holds since the last call (at most `limit` events), as the pump delivers it. */
-  const deliver = async (limit: number) => {
-    const batch = await runtime.changeFeed!.readFeed(cursor, limit);
-    cursor = batch.cursor ?? cursor;
-    await projectHandler(batch.events, invocationContext('cosmos-events-project'));
-    return batch.events.length;
-  };
+  const { deliver } = feedOf(() => runtime);
 
   it('given a backlog of thousands delivered by the feed, when a new user appends one turn, then the batch that delivers it projects it while the backlog is still pending', async () => {
     await appendTurns(runtime, busy, BACKLOG);
@@ -83,7 +94,10 @@ describe("fair projection: one user's backlog does not hold up another user's tu
 });
 
 describe('fair projection: a backlog over many sessions, each brought a few events at a time', () => {
-  /** Five sessions of 40 turns, appended 10 at a time to each in turn: a batch of 50 brings each 10 events, less than a slice, while the rest of its stream waits in later batches. */
+  /**
+   * Five sessions of 40 turns, appended 10 at a time to each in turn: a batch of 50 brings each 10 events, less than a
+   * slice, while the rest of its stream waits in later batches.
+   */
   const backlog = async (parallelism: number) => {
     const runtime = await memoryRuntime({ PROJECTION_SLICE_EVENTS: '50', PROJECTION_PARALLELISM: String(parallelism) });
     runtime.embedder = fast(runtime.embedder);
@@ -94,35 +108,24 @@ describe('fair projection: a backlog over many sessions, each brought a few even
         await runtime.events.append(key, drafts, new Date());
       }
     }
-    let cursor: string | null = null;
-    const read = async () => {
-      const batch = await runtime.changeFeed!.readFeed(cursor, 50);
-      cursor = batch.cursor ?? cursor;
-      return batch.events;
-    };
-    const deliver = async () => {
-      const events = await read();
-      await projectHandler(events, invocationContext('cosmos-events-project'));
-      return events.length;
-    };
-    return { runtime, sessions, read, deliver };
+    return { runtime, sessions, ...feedOf(() => runtime) };
   };
 
   it("given more such sessions in a batch than slices run at once, when the feed delivers them, then it only queues them, and a new user's turn is projected by the batch that delivers it", async () => {
     const { runtime, sessions, read, deliver } = await backlog(1);
     try {
-      for (let delivered = 0; delivered < 200; ) delivered += await deliver();
+      for (let delivered = 0; delivered < 200; ) delivered += await deliver(50);
       for (const key of sessions) expect((await getSessionStatus(runtime, key)).projectedThroughSeq).toBe(0);
       expect(await runtime.projectionQueue.size()).toBe(5);
 
       await runtime.events.append(newcomer, [turnDraft('hello', 'Hi, I am new here')], new Date());
-      await deliver();
+      await deliver(50);
       expect(await getSessionStatus(runtime, newcomer)).toMatchObject({ pending: 0, turnCount: 1 });
 
       // A turn appended after the feed read the one before it is projected with it.
       const racing = { userId: 'racing-user', sessionId: 's1' };
       await runtime.events.append(racing, [turnDraft('q1', 'Is March too early to plant?')], new Date());
-      const events = await read();
+      const events = await read(50);
       await runtime.events.append(racing, [turnDraft('q2', 'And tomatoes?')], new Date());
       await projectHandler(events, invocationContext('cosmos-events-project'));
       expect(await getSessionStatus(runtime, racing)).toMatchObject({ pending: 0, turnCount: 2 });
@@ -132,7 +135,7 @@ describe('fair projection: a backlog over many sessions, each brought a few even
       expect(await runtime.projectionQueue.size()).toBe(0);
       const [first] = sessions;
       await runtime.events.append(first!, [turnDraft('t-41', 'one more turn about the garden plan')], new Date());
-      await deliver();
+      await deliver(50);
       expect(await getSessionStatus(runtime, first!)).toMatchObject({ turnCount: 41, projectedThroughSeq: await runtime.events.lastSeq(first!) });
     } finally {
       await runtime.close();
@@ -142,7 +145,7 @@ describe('fair projection: a backlog over many sessions, each brought a few even
   it('given no more of them than slices run at once, when the feed delivers the first batch, then each is projected at once to its stream end', async () => {
     const { runtime, sessions, deliver } = await backlog(5);
     try {
-      await deliver();
+      await deliver(50);
       for (const key of sessions) expect((await getSessionStatus(runtime, key)).turnCount).toBe(40);
     } finally {
       await runtime.close();
