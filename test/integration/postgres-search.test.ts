@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
 import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.js';
 import { postgresStores } from '../../shared/adapters/postgres/stores.js';
-import { bm25Sql, dropVectorIndexes, ensureVectorIndexes, hnswIndexName, hnswKind, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { bm25Sql, dropVectorIndexes, ensureVectorIndexes, EXACT_SCAN_MAX_ROWS, hnswIndexName, hnswKind, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import type { IndexedTurn, SearchQuery } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import { rng } from '../support/random.js';
@@ -256,8 +256,11 @@ describe('vector search with HNSW', () => {
   it('creates one partial expression index per vector column and embedding model, idempotently', async () => {
     const db = await openDb();
     // The index a binary one replaces (the vectors themselves, under the name they had before), dropped at start.
-    const replaced = hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072, false);
+    const replaced = hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072, { binary: false });
     await db.exec(`CREATE INDEX ${replaced} ON interactions (id)`);
+    // The turn index of every row, which the index of the rows searched through it replaces (migration 25).
+    const everyTurn = hnswIndexName('memory_turns', 'vector', MODEL, DIMS, { partial: false });
+    await db.exec(`CREATE INDEX ${everyTurn} ON memory_turns (seq)`);
     await ensureVectorIndexes(db, MODEL, DIMS);
     await ensureVectorIndexes(db, MODEL, DIMS);
     await ensureVectorIndexes(db, "other 'model'", 3072);
@@ -265,8 +268,9 @@ describe('vector search with HNSW', () => {
     const indexes = await db.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%hnsw%' ORDER BY indexname`);
     expect(indexes).toHaveLength(9);
     expect(indexes.map((i) => i.indexname)).not.toContain(replaced);
+    expect(indexes.map((i) => i.indexname)).not.toContain(everyTurn);
     const turnIndex = indexes.find((i) => i.indexname === hnswIndexName('memory_turns', 'vector', MODEL, DIMS))!;
-    expect(turnIndex.indexdef).toMatch(/USING hnsw \(\(\(vector\)::vector\(8\)\) vector_cosine_ops\) WHERE \(\(embedding_model = 'test-model'::text\) AND \(vector_dims\(vector\) = 8\)\)/);
+    expect(turnIndex.indexdef).toMatch(/USING hnsw \(\(\(vector\)::vector\(8\)\) vector_cosine_ops\) WHERE \(\(embedding_model = 'test-model'::text\) AND \(vector_dims\(vector\) = 8\) AND vector_indexed\)/);
     const binary = indexes.find((i) => i.indexname === hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072))!;
     expect(binary.indexdef).toMatch(/USING hnsw \(\(\(binary_quantize\(summary_vector\)\)::bit\(3072\)\) bit_hamming_ops\) WITH \(m='8', ef_construction='32'\) WHERE \(\(embedding_model = 'other ''model'''::text\)/);
     expect([8, 255, 256, 16_000, 16_001, 0].map((n) => hnswKind(n)?.ops ?? null)).toEqual(['vector_cosine_ops', 'vector_cosine_ops', 'bit_hamming_ops', 'bit_hamming_ops', null, null]);
@@ -290,12 +294,13 @@ describe('vector search with HNSW', () => {
     // Spread per dimension scaled so that the noise has the same length whatever the size.
     const noisy = (center: number[], spread: number) => unit(center.map((x) => x + spread * Math.sqrt(DIMS / dims) * (random() - 0.5)));
     const target = unit(Array.from({ length: dims }, () => random() - 0.5));
-    // Twenty small users whose vectors crowd around the query, and one large user whose vectors are spread out, in
-    // topics, one of them nearer the query than the others: an index walk that stopped at ef_search candidates would
-    // find no row of the large user.
+    // Twenty users just past the exact scan's size whose vectors crowd around the query, and one large user whose
+    // vectors are spread out, in topics, one of them nearer the query than the others: an index walk that stopped at
+    // ef_search candidates would find no row of the large user. Two small users' turns are not in the index at all.
     const topics = [noisy(target, 0.6), ...Array.from({ length: 11 }, () => noisy(target, 2))];
     const users = [
-      ...Array.from({ length: 20 }, (_, u) => ({ id: `small-${u}`, rows: 120, near: () => noisy(target, 0.3) })),
+      ...Array.from({ length: 20 }, (_, u) => ({ id: `crowd-${u}`, rows: 160, near: () => noisy(target, 0.3) })),
+      ...Array.from({ length: 2 }, (_, u) => ({ id: `small-${u}`, rows: 120, near: () => noisy(target, 0.3) })),
       { id: 'large', rows: 600, near: () => noisy(topics[Math.floor(random() * topics.length)]!, 0.6) },
     ];
     for (const user of users) {
@@ -350,7 +355,7 @@ describe('vector search with HNSW', () => {
     }
 
     // Small users: an exact scan of their own rows.
-    for (const user of ['small-0', 'small-7']) {
+    for (const user of ['small-0', 'small-1']) {
       const hits = await search.turns(query(user, '', 30, q), 'vector');
       expect(hits.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, user, q, 30));
     }
@@ -361,6 +366,66 @@ describe('vector search with HNSW', () => {
     expect(rare).toHaveLength(12);
     await base.close();
   }, 120_000);
+
+  it("puts a user's turns in the index once the user passes the exact scan's size, the earlier turns with them", async () => {
+    const base = await openDb();
+    await ensureVectorIndexes(base, MODEL, DIMS);
+    const { db, log } = recording(base);
+    const search = new PostgresSearchIndex(db, { exactScanMaxRows: 20 });
+    const random = rng(5);
+    const vectors = Array.from({ length: 26 }, () => unit(Array.from({ length: DIMS }, () => random() - 0.5)));
+    const write = (from: number, to: number, userId = 'grows') =>
+      search.indexTurns(vectors.slice(from, to).map((v, i) => turn(userId, `s${(from + i) % 3}`, from + i + 1, `user: turn ${from + i}`, v)));
+    const indexed = async () =>
+      Object.fromEntries(
+        (await base.query<{ user_id: string; n: number }>('SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM memory_turns GROUP BY user_id ORDER BY 1')).map((r) => [r.user_id, r.n]),
+      );
+
+    await write(0, 15);
+    await write(0, 12, 'small');
+    await write(15, 20);
+    await write(0, 5); // rewritten turns are not new ones: still 20
+    expect(await indexed()).toEqual({ grows: 0, small: 0 });
+    await write(20, 23);
+    expect(await indexed()).toEqual({ grows: 23, small: 0 });
+    await write(23, 26);
+    await write(0, 2);
+    expect(await indexed()).toEqual({ grows: 26, small: 0 });
+
+    // The index walk answers, and finds a turn written before the user passed the size.
+    log.length = 0;
+    const hits = await search.turns(query('grows', '', 3, vectors[4]), 'vector');
+    expect(hits[0]).toMatchObject({ sessionId: 's1', seq: 5 });
+    const calls = log.filter((l) => l.sql.includes('memory_nearest'));
+    expect((await runHnsw(base, calls[0]!, 'relaxed_order')).plan).toContain(`Index Scan using ${hnswIndexName('memory_turns', 'vector', MODEL, DIMS)}`);
+    await base.close();
+  }, 60_000);
+
+  it("migration 25 puts the turns of users past the exact scan's size in the index, and only theirs", async () => {
+    const db = await openPglite(undefined);
+    await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    for (const m of MIGRATIONS.filter((m) => m.version < 25)) {
+      await db.exec(m.sql);
+      await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+    }
+    await db.exec(`CREATE INDEX ${hnswIndexName('memory_turns', 'vector', MODEL, DIMS, { partial: false })} ON memory_turns USING hnsw ((vector::vector(8)) vector_cosine_ops)`);
+    const rows = (userId: string, n: number) =>
+      db.query(
+        `INSERT INTO memory_turns (user_id, session_id, seq, turn_id, speaker, text, occurred_at, tsv, doc_len, embedding_model, vector)
+         SELECT $1, 's', g, 't' || g, 'user', 'text', now(), to_tsvector('text'), 1, $2, '[1,0,0,0,0,0,0,0]' FROM generate_series(1, $3) g`,
+        [userId, MODEL, n],
+      );
+    await rows('large', EXACT_SCAN_MAX_ROWS + 1);
+    await rows('small', 3);
+    await db.query('INSERT INTO memory_turn_stats (user_id, docs, total_len) VALUES ($1, $2::int, $2::int), ($3, 3, 3)', ['large', EXACT_SCAN_MAX_ROWS + 1, 'small']);
+    expect(await migrate(db)).toEqual([25]);
+    expect(await db.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw%'`)).toEqual([]);
+    expect(await db.query('SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM memory_turns GROUP BY user_id ORDER BY 1')).toEqual([
+      { user_id: 'large', n: EXACT_SCAN_MAX_ROWS + 1 },
+      { user_id: 'small', n: 0 },
+    ]);
+    await db.close();
+  }, 60_000);
 
   it('without HNSW indexes (PGLITE_VECTOR_INDEXES=none), a large user is searched exactly, the same rows as the index finds', async () => {
     const base = await openDb();

@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { EXACT_SCAN_MAX_ROWS } from './search.js';
 
 /** Versioned schema changes, applied in order at start; never edit one that has shipped, add the next. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
@@ -653,6 +654,27 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       DROP TABLE memory_turn_terms;
       CREATE INDEX interactions_user_tsv ON interactions USING gin (user_id, tsv);
       DROP INDEX interactions_tsv;
+    `,
+  },
+  {
+    version: 25,
+    name: "a turn's vector in the HNSW index only once its user is searched through it",
+    sql: `
+      -- Searches walk the HNSW index only for users past the exact scan's size (EXACT_SCAN_MAX_ROWS turns), so only their
+      -- turns are indexed: an insert into it was most of a projected turn's write. The turn indexes of every row are
+      -- dropped first, so that flagging the large users' rows does not insert them there; the start after this builds the
+      -- partial ones (ensureVectorIndexes). A later change of EXACT_SCAN_MAX_ROWS needs a migration of its own.
+      ALTER TABLE memory_turns ADD COLUMN vector_indexed boolean NOT NULL DEFAULT false;
+      DO $do$
+      DECLARE
+        v_index text;
+      BEGIN
+        FOR v_index IN SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'memory_turns' AND indexname LIKE 'memory\\_turns\\_vector\\_hnsw\\_%' LOOP
+          EXECUTE format('DROP INDEX %I', v_index);
+        END LOOP;
+      END
+      $do$;
+      UPDATE memory_turns t SET vector_indexed = true FROM memory_turn_stats s WHERE s.user_id = t.user_id AND s.docs > ${EXACT_SCAN_MAX_ROWS};
     `,
   },
 ];

@@ -10,7 +10,8 @@ import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRo
 /**
  * A user with at most this many turns is searched by exact scan, turns and interactions alike (interactions are windows
  * of turns, never more): about as fast as an HNSW walk at that size on PGlite (vectors stored in the row), and exact.
- * Above it the HNSW index answers (README, Fact search).
+ * Above it the HNSW index answers (README, Fact search). So a user's turns enter the index only once the user has more
+ * (`vector_indexed`, see PostgresSearchIndex.indexTurns): most users never pay the inserts.
  */
 export const EXACT_SCAN_MAX_ROWS = 2_000;
 /**
@@ -92,23 +93,35 @@ export function hnswKind(dimensions: number): HnswKind | null {
   return { key: (v) => `(binary_quantize(${v}))::bit(${dimensions})`, ops: 'bit_hamming_ops', operator: '<~>', build: BINARY_BUILD, candidates };
 }
 
-/** The vector columns searched by cosine distance, each with one HNSW index per embedding model. */
-const VECTOR_COLUMNS = [
-  { table: 'memory_turns', column: 'vector' },
+/**
+ * The vector columns searched by cosine distance, each with one HNSW index per embedding model. `indexedOnly` names the
+ * boolean column that limits a column's index to the rows searched through it: the turns of users past the exact
+ * scan's size (migration 25).
+ */
+const VECTOR_COLUMNS: readonly { table: string; column: string; indexedOnly?: string }[] = [
+  { table: 'memory_turns', column: 'vector', indexedOnly: 'vector_indexed' },
   { table: 'interactions', column: 'content_vector' },
   { table: 'interactions', column: 'summary_vector' },
-] as const;
+];
+const indexedOnly = (table: string, column: string) => VECTOR_COLUMNS.find((c) => c.table === table && c.column === column)?.indexedOnly;
 
 /** A string as an SQL literal, for the statements that take no parameters (standard_conforming_strings: only a quote is doubled). */
 export const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
 /**
- * The index name: deterministic per model, size and kind, so a restart finds it and another embedder gets its own.
- * `binary` false names the index of the vectors themselves, which a binary one replaces (their names before binary
- * indexes).
+ * The index name: deterministic per model, size, kind and predicate, so a restart finds it and another embedder gets its
+ * own. `binary` false names the index of the vectors themselves, which a binary one replaces (their names before binary
+ * indexes); `partial` false the index of every row, which one of `indexedOnly` rows replaces (their names before it).
  */
-export function hnswIndexName(table: string, column: string, model: string, dimensions: number, binary = hnswKind(dimensions)?.ops === 'bit_hamming_ops'): string {
-  return `${table}_${column}_hnsw_${createHash('sha256').update(`${model}\n${dimensions}${binary ? '\nbinary' : ''}`).digest('hex').slice(0, 12)}`;
+export function hnswIndexName(
+  table: string,
+  column: string,
+  model: string,
+  dimensions: number,
+  { binary = hnswKind(dimensions)?.ops === 'bit_hamming_ops', partial = indexedOnly(table, column) !== undefined } = {},
+): string {
+  const kind = `${binary ? '\nbinary' : ''}${partial ? `\n${indexedOnly(table, column)}` : ''}`;
+  return `${table}_${column}_hnsw_${createHash('sha256').update(`${model}\n${dimensions}${kind}`).digest('hex').slice(0, 12)}`;
 }
 
 /**
@@ -131,14 +144,14 @@ export async function ensureVectorIndexes(db: Db, model: string, dimensions: num
     const kind = hnswKind(dimensions);
     if (!kind) return;
     await tx.query('SELECT pg_advisory_xact_lock(7071002)');
-    for (const { table, column } of VECTOR_COLUMNS) {
+    for (const { table, column, indexedOnly: only } of VECTOR_COLUMNS) {
       const name = hnswIndexName(table, column, model, dimensions);
       await tx.exec(
         `CREATE INDEX IF NOT EXISTS ${name} ON ${table} USING hnsw ((${kind.key(column)}) ${kind.ops})${kind.build ? ` WITH (${kind.build})` : ''}
-         WHERE embedding_model = ${sqlLiteral(model)} AND vector_dims(${column}) = ${dimensions}`,
+         WHERE embedding_model = ${sqlLiteral(model)} AND vector_dims(${column}) = ${dimensions}${only ? ` AND ${only}` : ''}`,
       );
-      const replaced = hnswIndexName(table, column, model, dimensions, false);
-      if (replaced !== name) await tx.exec(`DROP INDEX IF EXISTS ${replaced}`);
+      const replaced = [{ binary: false, partial: false }, { partial: false }].map((was) => hnswIndexName(table, column, model, dimensions, was));
+      for (const old of new Set(replaced)) if (old !== name) await tx.exec(`DROP INDEX IF EXISTS ${old}`);
     }
   });
 }
@@ -150,9 +163,9 @@ export async function dropVectorIndexes(db: Db): Promise<void> {
   for (const { name } of indexes) await db.exec(`DROP INDEX IF EXISTS ${name}`);
 }
 
-/** One vector search: the table, its vector column, the columns to return and the filters. */
+/** One vector search: the table (as `alias`), its vector column, the columns to return and the filters. */
 interface NearestSpec {
-  from: string;
+  table: string;
   alias: string;
   column: string;
   select: string;
@@ -203,12 +216,19 @@ export class PostgresSearchIndex implements SearchIndex {
     this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
   }
 
-  /** Upserts turns and the user's BM25 statistics, in one transaction. */
+  /**
+   * Upserts turns and the user's BM25 statistics, in one transaction. A turn enters the HNSW index (`vector_indexed`)
+   * when its user has more than exactScanMaxRows turns with it, the size from which searches walk the index; the write
+   * that takes a user past it adds the user's earlier turns. Writes of one user are serialised (PGlite runs one
+   * transaction at a time; a server takes a lock per user), so no turn is written unindexed beside that one.
+   */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     if (turns.length === 0) return;
     const vectors = vectorsParam(turns.map((t) => t.vector));
     const rests = matchRests(turns);
+    const users = [...new Set(turns.map((t) => t.userId))].sort();
     await this.db.transaction(async (tx) => {
+      if (this.db.kind !== 'pglite') await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('memory_turns:' || u, 0)) FROM unnest($1::text[]) u`, [users]);
       const rows = await tx.query<{ user_id: string; docs: number; len: number; speakers: string[] }>(
         `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[], $11::text[],
@@ -219,15 +239,18 @@ export class PostgresSearchIndex implements SearchIndex {
            SELECT n, to_tsvector('english', text) AS tsv FROM input WHERE own_needed
          ), old AS (
            SELECT m.user_id, m.doc_len FROM memory_turns m JOIN input i USING (user_id, session_id, seq)
+         ), grown AS (
+           SELECT i.user_id, coalesce((SELECT s.docs FROM memory_turn_stats s WHERE s.user_id = i.user_id), 0) + count(*) - (SELECT count(*) FROM old o WHERE o.user_id = i.user_id) > $19::int AS indexed
+           FROM input i GROUP BY i.user_id
          ), upserted AS (
-           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector)
+           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector, vector_indexed)
            SELECT user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to,
                   CASE WHEN match_rest IS NULL THEN to_tsvector('english', match_text) ELSE o2.tsv || o1.tsv || o0.tsv || to_tsvector('english', match_rest) END,
-                  doc_len, model, ${vectorAt('$15', 'vector_offset', 'vector_size')}
-           FROM input i LEFT JOIN own o0 ON o0.n = i.n LEFT JOIN own o1 ON o1.n = i.n - 1 LEFT JOIN own o2 ON o2.n = i.n - 2
+                  doc_len, model, ${vectorAt('$15', 'vector_offset', 'vector_size')}, g.indexed
+           FROM input i JOIN grown g USING (user_id) LEFT JOIN own o0 ON o0.n = i.n LEFT JOIN own o1 ON o1.n = i.n - 1 LEFT JOIN own o2 ON o2.n = i.n - 2
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
-             embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector
+             embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector, vector_indexed = EXCLUDED.vector_indexed
            RETURNING user_id, doc_len
          )
          SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
@@ -253,15 +276,21 @@ export class PostgresSearchIndex implements SearchIndex {
           turns.map((t) => wordCount(t.matchText)),
           rests,
           rests.map((_, i) => rests.slice(i, i + 3).some((rest) => rest !== null)),
+          this.exactScanMaxRows,
         ],
       );
       for (const r of rows) {
-        await tx.query(
+        const [{ docs }] = (await tx.query<{ docs: number }>(
           `INSERT INTO memory_turn_stats (user_id, docs, total_len, speakers) VALUES ($1, $2, $3, $4)
            ON CONFLICT (user_id) DO UPDATE SET docs = memory_turn_stats.docs + EXCLUDED.docs, total_len = memory_turn_stats.total_len + EXCLUDED.total_len,
-             speakers = ARRAY(SELECT DISTINCT s FROM unnest(memory_turn_stats.speakers || EXCLUDED.speakers) AS s ORDER BY 1)`,
+             speakers = ARRAY(SELECT DISTINCT s FROM unnest(memory_turn_stats.speakers || EXCLUDED.speakers) AS s ORDER BY 1)
+           RETURNING docs`,
           [r.user_id, r.docs, r.len, r.speakers],
-        );
+        )) as [{ docs: number }];
+        // Past the exact scan's size: searches walk the index from now on, so it gets the user's earlier turns too.
+        if (docs > this.exactScanMaxRows && docs - r.docs <= this.exactScanMaxRows) {
+          await tx.query('UPDATE memory_turns SET vector_indexed = true WHERE user_id = $1 AND NOT vector_indexed', [r.user_id]);
+        }
       }
     });
     await this.analyzeAsTheyGrow(turns.length);
@@ -322,9 +351,9 @@ export class PostgresSearchIndex implements SearchIndex {
     if (retriever === 'vector') {
       if (!query.vector) return [];
       rows = await this.nearest<TurnRow>(query, {
-        from: 'memory_turns t',
+        table: 'memory_turns',
         alias: 't',
-        column: 't.vector',
+        column: 'vector',
         select: TURN_COLUMNS,
         filters,
       });
@@ -345,9 +374,9 @@ export class PostgresSearchIndex implements SearchIndex {
     } else {
       if (!query.vector) return [];
       rows = await this.nearest<WindowRow>(query, {
-        from: 'interactions i',
+        table: 'interactions',
         alias: 'i',
-        column: retriever === 'vector' ? 'i.content_vector' : 'i.summary_vector',
+        column: retriever === 'vector' ? 'content_vector' : 'summary_vector',
         select: WINDOW_COLUMNS,
         filters: (params) => filterSql(query, params, 'i', time, agent),
       });
@@ -371,7 +400,10 @@ export class PostgresSearchIndex implements SearchIndex {
     // The statements run inside memory_nearest, where their parameters are the elements of one text array ($1) and
     // the query vector ($2).
     const inner = (sql: string) => sql.replace(/\$(\d+)/g, (placeholder, n: string) => (n === '2' ? placeholder : `($1)[${n}]`));
-    const exact = inner(`SELECT ${spec.select} FROM ${spec.from} WHERE ${where} ORDER BY ${spec.column} <=> $2::vector LIMIT $4::int`);
+    const from = `${spec.table} ${spec.alias}`;
+    const column = `${spec.alias}.${spec.column}`;
+    const only = indexedOnly(spec.table, spec.column);
+    const exact = inner(`SELECT ${spec.select} FROM ${from} WHERE ${where} ORDER BY ${column} <=> $2::vector LIMIT $4::int`);
     const kind = hnswKind(values.length);
     // The walk yields the kind's candidates, nearest by the index's distance, and the exact distance ranks them. The
     // predicate and the ORDER BY repeat the index's expression and predicate (the model as a literal), so the planner
@@ -379,9 +411,9 @@ export class PostgresSearchIndex implements SearchIndex {
     const hnsw =
       kind && !query.filters.sessionId
         ? `SELECT * FROM (${inner(
-            `SELECT ${spec.select}, ${spec.column} <=> $2::vector AS distance FROM ${spec.from}
-             WHERE ${where} AND vector_dims(${spec.column}) = ${values.length} AND ${spec.alias}.embedding_model = `,
-          )}${sqlLiteral(model)} ORDER BY ${kind.key(spec.column)} ${kind.operator} ${inner(`${kind.key('$2::vector')} LIMIT ${kind.candidates(query.limit)}) c ORDER BY distance LIMIT $4::int`)}`
+            `SELECT ${spec.select}, ${column} <=> $2::vector AS distance FROM ${from}
+             WHERE ${where} AND vector_dims(${column}) = ${values.length}${only ? ` AND ${spec.alias}.${only}` : ''} AND ${spec.alias}.embedding_model = `,
+          )}${sqlLiteral(model)} ORDER BY ${kind.key(column)} ${kind.operator} ${inner(`${kind.key('$2::vector')} LIMIT ${kind.candidates(query.limit)}) c ORDER BY distance LIMIT $4::int`)}`
         : null;
     const rows = await this.db.query<{ row: T }>(`SELECT row FROM memory_nearest($1, $2, $3, $4, $5, $6, $7, ${asVector('$8')}) WITH ORDINALITY AS r(row, n) ORDER BY n`, [
       // The user's turns, also for interactions: windows of turns, so never more; counting them would read a page a row.
