@@ -256,9 +256,9 @@ describe('vector search with HNSW', () => {
   it('creates one partial expression index per vector column and embedding model, idempotently', async () => {
     const db = await openDb();
     // The index a binary one replaces (the vectors themselves, under the name they had before), dropped at start.
-    const replaced = hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072, { binary: false });
+    const replaced = hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072, { binary: false, partial: false });
     await db.exec(`CREATE INDEX ${replaced} ON interactions (id)`);
-    // The turn index of every row, which the index of the rows searched through it replaces (migration 25).
+    // An index of every row, which the index of the rows searched through it replaces (migration 25).
     const everyTurn = hnswIndexName('memory_turns', 'vector', MODEL, DIMS, { partial: false });
     await db.exec(`CREATE INDEX ${everyTurn} ON memory_turns (seq)`);
     await ensureVectorIndexes(db, MODEL, DIMS);
@@ -289,7 +289,7 @@ describe('vector search with HNSW', () => {
     await ensureVectorIndexes(base, MODEL, dims);
     const { db, log } = recording(base);
     const search = new PostgresSearchIndex(db, { exactScanMaxRows: 150 });
-    const stores = postgresStores(base);
+    const stores = postgresStores(base, { exactScanMaxRows: 150 });
     const random = rng(7);
     // Spread per dimension scaled so that the noise has the same length whatever the size.
     const noisy = (center: number[], spread: number) => unit(center.map((x) => x + spread * Math.sqrt(DIMS / dims) * (random() - 0.5)));
@@ -367,30 +367,55 @@ describe('vector search with HNSW', () => {
     await base.close();
   }, 120_000);
 
-  it("puts a user's turns in the index once the user passes the exact scan's size, the earlier turns with them", async () => {
+  it("puts a user's rows in the indexes once the user passes the exact scan's size, the earlier rows with them", async () => {
     const base = await openDb();
     await ensureVectorIndexes(base, MODEL, DIMS);
     const { db, log } = recording(base);
     const search = new PostgresSearchIndex(db, { exactScanMaxRows: 20 });
+    const { interactions } = postgresStores(base, { exactScanMaxRows: 20 });
+    const window = (userId: string, n: number): InteractionDocument => ({
+      schemaVersion: 1,
+      id: `${userId}/w${n}`,
+      userId,
+      sessionId: 's0',
+      agentIds: [],
+      turnIds: [],
+      seqRange: [n, n],
+      startedAt: at(n),
+      endedAt: at(n),
+      content: `window ${n}`,
+      summary: `summary ${n}`,
+      topics: [],
+      entities: [],
+      embeddingModel: MODEL,
+      contentVector: vectors[n]!,
+      summaryVector: vectors[n]!,
+      createdAt: at(n),
+    });
     const random = rng(5);
     const vectors = Array.from({ length: 26 }, () => unit(Array.from({ length: DIMS }, () => random() - 0.5)));
     const write = (from: number, to: number, userId = 'grows') =>
       search.indexTurns(vectors.slice(from, to).map((v, i) => turn(userId, `s${(from + i) % 3}`, from + i + 1, `user: turn ${from + i}`, v)));
-    const indexed = async () =>
+    const indexed = async (table = 'memory_turns') =>
       Object.fromEntries(
-        (await base.query<{ user_id: string; n: number }>('SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM memory_turns GROUP BY user_id ORDER BY 1')).map((r) => [r.user_id, r.n]),
+        (await base.query<{ user_id: string; n: number }>(`SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM ${table} GROUP BY user_id ORDER BY 1`)).map((r) => [r.user_id, r.n]),
       );
 
     await write(0, 15);
     await write(0, 12, 'small');
+    await interactions.upsert([window('grows', 1), window('grows', 2), window('small', 1)]);
     await write(15, 20);
     await write(0, 5); // rewritten turns are not new ones: still 20
     expect(await indexed()).toEqual({ grows: 0, small: 0 });
+    expect(await indexed('interactions')).toEqual({ grows: 0, small: 0 });
     await write(20, 23);
     expect(await indexed()).toEqual({ grows: 23, small: 0 });
+    expect(await indexed('interactions')).toEqual({ grows: 2, small: 0 });
     await write(23, 26);
     await write(0, 2);
+    await interactions.upsert([window('grows', 3), window('grows', 1), window('small', 2)]);
     expect(await indexed()).toEqual({ grows: 26, small: 0 });
+    expect(await indexed('interactions')).toEqual({ grows: 3, small: 0 });
 
     // The index walk answers, and finds a turn written before the user passed the size.
     log.length = 0;
@@ -401,7 +426,7 @@ describe('vector search with HNSW', () => {
     await base.close();
   }, 60_000);
 
-  it("migration 25 puts the turns of users past the exact scan's size in the index, and only theirs", async () => {
+  it("migration 25 puts the rows of users past the exact scan's size in the indexes, and only theirs", async () => {
     const db = await openPglite(undefined);
     await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
     for (const m of MIGRATIONS.filter((m) => m.version < 25)) {
@@ -409,6 +434,7 @@ describe('vector search with HNSW', () => {
       await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
     }
     await db.exec(`CREATE INDEX ${hnswIndexName('memory_turns', 'vector', MODEL, DIMS, { partial: false })} ON memory_turns USING hnsw ((vector::vector(8)) vector_cosine_ops)`);
+    await db.exec(`CREATE INDEX ${hnswIndexName('interactions', 'content_vector', MODEL, DIMS, { partial: false })} ON interactions USING hnsw ((content_vector::vector(8)) vector_cosine_ops)`);
     const rows = (userId: string, n: number) =>
       db.query(
         `INSERT INTO memory_turns (user_id, session_id, seq, turn_id, speaker, text, occurred_at, tsv, doc_len, embedding_model, vector)
@@ -417,12 +443,21 @@ describe('vector search with HNSW', () => {
       );
     await rows('large', EXACT_SCAN_MAX_ROWS + 1);
     await rows('small', 3);
+    await db.query(
+      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector)
+       SELECT u, 'w', 's', 1, '{}', $1, '[1,0,0,0,0,0,0,0]', '[1,0,0,0,0,0,0,0]' FROM unnest(ARRAY['large', 'small']) u`,
+      [MODEL],
+    );
     await db.query('INSERT INTO memory_turn_stats (user_id, docs, total_len) VALUES ($1, $2::int, $2::int), ($3, 3, 3)', ['large', EXACT_SCAN_MAX_ROWS + 1, 'small']);
     expect(await migrate(db)).toEqual([25]);
     expect(await db.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw%'`)).toEqual([]);
     expect(await db.query('SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM memory_turns GROUP BY user_id ORDER BY 1')).toEqual([
       { user_id: 'large', n: EXACT_SCAN_MAX_ROWS + 1 },
       { user_id: 'small', n: 0 },
+    ]);
+    expect(await db.query('SELECT user_id, vector_indexed FROM interactions ORDER BY 1')).toEqual([
+      { user_id: 'large', vector_indexed: true },
+      { user_id: 'small', vector_indexed: false },
     ]);
     await db.close();
   }, 60_000);

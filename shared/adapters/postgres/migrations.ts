@@ -658,23 +658,26 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 25,
-    name: "a turn's vector in the HNSW index only once its user is searched through it",
+    name: 'vectors in the HNSW indexes only for users searched through them',
     sql: `
-      -- Searches walk the HNSW index only for users past the exact scan's size (EXACT_SCAN_MAX_ROWS turns), so only their
-      -- turns are indexed: an insert into it was most of a projected turn's write. The turn indexes of every row are
-      -- dropped first, so that flagging the large users' rows does not insert them there; the start after this builds the
-      -- partial ones (ensureVectorIndexes). A later change of EXACT_SCAN_MAX_ROWS needs a migration of its own.
+      -- Searches walk the HNSW indexes only for users past the exact scan's size (EXACT_SCAN_MAX_ROWS turns), so only
+      -- their rows are indexed: an insert into the turn index was half of a projected turn's write. The indexes of
+      -- every row are dropped first, so that flagging the large users' rows does not insert them there; the start after
+      -- this builds the partial ones (ensureVectorIndexes). A later change of EXACT_SCAN_MAX_ROWS needs a migration too.
       ALTER TABLE memory_turns ADD COLUMN vector_indexed boolean NOT NULL DEFAULT false;
+      ALTER TABLE interactions ADD COLUMN vector_indexed boolean NOT NULL DEFAULT false;
       DO $do$
       DECLARE
         v_index text;
       BEGIN
-        FOR v_index IN SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'memory_turns' AND indexname LIKE 'memory\\_turns\\_vector\\_hnsw\\_%' LOOP
+        FOR v_index IN SELECT indexname FROM pg_indexes
+                       WHERE schemaname = current_schema() AND tablename IN ('memory_turns', 'interactions') AND indexname LIKE '%\\_hnsw\\_%' LOOP
           EXECUTE format('DROP INDEX %I', v_index);
         END LOOP;
       END
       $do$;
       UPDATE memory_turns t SET vector_indexed = true FROM memory_turn_stats s WHERE s.user_id = t.user_id AND s.docs > ${EXACT_SCAN_MAX_ROWS};
+      UPDATE interactions i SET vector_indexed = true FROM memory_turn_stats s WHERE s.user_id = i.user_id AND s.docs > ${EXACT_SCAN_MAX_ROWS};
     `,
   },
 ];

@@ -3,17 +3,34 @@ import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { BM25 } from '../../domain/ranking.js';
 import { CopyRows } from './copy-binary.js';
-import type { Db } from './db.js';
+import type { Db, Queryable } from './db.js';
 import { asVector, vectorAt, vectorParam, vectorsParam } from './vector-params.js';
 import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
  * A user with at most this many turns is searched by exact scan, turns and interactions alike (interactions are windows
  * of turns, never more): about as fast as an HNSW walk at that size on PGlite (vectors stored in the row), and exact.
- * Above it the HNSW index answers (README, Fact search). So a user's turns enter the index only once the user has more
- * (`vector_indexed`, see PostgresSearchIndex.indexTurns): most users never pay the inserts.
+ * Above it the HNSW index answers (README, Fact search). So a user's rows enter the HNSW indexes only once the user has
+ * more (`vector_indexed`, see PostgresSearchIndex.indexTurns): most users never pay the inserts.
  */
 export const EXACT_SCAN_MAX_ROWS = 2_000;
+
+/**
+ * Serialises the writes of these users' search rows, so that none is written outside the HNSW indexes beside the turn
+ * write that takes its user past EXACT_SCAN_MAX_ROWS (which puts the user's earlier rows in): PGlite runs one
+ * transaction at a time already; a server takes a transaction lock per user, in order.
+ */
+export async function lockUsersIndexing(db: Db, tx: Queryable, users: readonly string[]): Promise<void> {
+  if (db.kind === 'pglite') return;
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('search-rows:' || u, 0)) FROM unnest($1::text[]) u ORDER BY u`, [[...users]]);
+}
+
+/**
+ * Whether a user's search rows go in the HNSW indexes, in SQL: the user's turns (`userId` an SQL expression), with the
+ * `added` ones of the write, past `max`.
+ */
+export const indexedForUser = (userId: string, max: string, added = '0') =>
+  `coalesce((SELECT s.docs FROM memory_turn_stats s WHERE s.user_id = ${userId}), 0) + ${added} > ${max}`;
 /**
  * HNSW candidate list (`hnsw.ef_search`) for a walk that yields `candidates` rows. On the bench's random 512-d vectors
  * at 10k, 2 × 100 gave recall@100 0.7 against 0.5 for 100, for about the same time (the walk must yield 100 rows either
@@ -94,16 +111,15 @@ export function hnswKind(dimensions: number): HnswKind | null {
 }
 
 /**
- * The vector columns searched by cosine distance, each with one HNSW index per embedding model. `indexedOnly` names the
- * boolean column that limits a column's index to the rows searched through it: the turns of users past the exact
- * scan's size (migration 25).
+ * The vector columns searched by cosine distance, each with one HNSW index per embedding model, of the rows searched
+ * through it (`vector_indexed`: the rows of users past EXACT_SCAN_MAX_ROWS, migration 25).
  */
-const VECTOR_COLUMNS: readonly { table: string; column: string; indexedOnly?: string }[] = [
-  { table: 'memory_turns', column: 'vector', indexedOnly: 'vector_indexed' },
+const VECTOR_COLUMNS = [
+  { table: 'memory_turns', column: 'vector' },
   { table: 'interactions', column: 'content_vector' },
   { table: 'interactions', column: 'summary_vector' },
-];
-const indexedOnly = (table: string, column: string) => VECTOR_COLUMNS.find((c) => c.table === table && c.column === column)?.indexedOnly;
+] as const;
+const INDEXED_ONLY = 'vector_indexed';
 
 /** A string as an SQL literal, for the statements that take no parameters (standard_conforming_strings: only a quote is doubled). */
 export const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
@@ -111,16 +127,11 @@ export const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
 /**
  * The index name: deterministic per model, size, kind and predicate, so a restart finds it and another embedder gets its
  * own. `binary` false names the index of the vectors themselves, which a binary one replaces (their names before binary
- * indexes); `partial` false the index of every row, which one of `indexedOnly` rows replaces (their names before it).
+ * indexes); `partial` false the index of every row, which one of the rows searched through it replaces (their names
+ * before migration 25).
  */
-export function hnswIndexName(
-  table: string,
-  column: string,
-  model: string,
-  dimensions: number,
-  { binary = hnswKind(dimensions)?.ops === 'bit_hamming_ops', partial = indexedOnly(table, column) !== undefined } = {},
-): string {
-  const kind = `${binary ? '\nbinary' : ''}${partial ? `\n${indexedOnly(table, column)}` : ''}`;
+export function hnswIndexName(table: string, column: string, model: string, dimensions: number, { binary = hnswKind(dimensions)?.ops === 'bit_hamming_ops', partial = true } = {}): string {
+  const kind = `${binary ? '\nbinary' : ''}${partial ? `\n${INDEXED_ONLY}` : ''}`;
   return `${table}_${column}_hnsw_${createHash('sha256').update(`${model}\n${dimensions}${kind}`).digest('hex').slice(0, 12)}`;
 }
 
@@ -144,11 +155,11 @@ export async function ensureVectorIndexes(db: Db, model: string, dimensions: num
     const kind = hnswKind(dimensions);
     if (!kind) return;
     await tx.query('SELECT pg_advisory_xact_lock(7071002)');
-    for (const { table, column, indexedOnly: only } of VECTOR_COLUMNS) {
+    for (const { table, column } of VECTOR_COLUMNS) {
       const name = hnswIndexName(table, column, model, dimensions);
       await tx.exec(
         `CREATE INDEX IF NOT EXISTS ${name} ON ${table} USING hnsw ((${kind.key(column)}) ${kind.ops})${kind.build ? ` WITH (${kind.build})` : ''}
-         WHERE embedding_model = ${sqlLiteral(model)} AND vector_dims(${column}) = ${dimensions}${only ? ` AND ${only}` : ''}`,
+         WHERE embedding_model = ${sqlLiteral(model)} AND vector_dims(${column}) = ${dimensions} AND ${INDEXED_ONLY}`,
       );
       const replaced = [{ binary: false, partial: false }, { partial: false }].map((was) => hnswIndexName(table, column, model, dimensions, was));
       for (const old of new Set(replaced)) if (old !== name) await tx.exec(`DROP INDEX IF EXISTS ${old}`);
@@ -218,17 +229,15 @@ export class PostgresSearchIndex implements SearchIndex {
 
   /**
    * Upserts turns and the user's BM25 statistics, in one transaction. A turn enters the HNSW index (`vector_indexed`)
-   * when its user has more than exactScanMaxRows turns with it, the size from which searches walk the index; the write
-   * that takes a user past it adds the user's earlier turns. Writes of one user are serialised (PGlite runs one
-   * transaction at a time; a server takes a lock per user), so no turn is written unindexed beside that one.
+   * when its user has more than exactScanMaxRows turns with it, the size from which searches walk the indexes; the write
+   * that takes a user past it puts the user's earlier turns and interactions in (lockUsersIndexing).
    */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     if (turns.length === 0) return;
     const vectors = vectorsParam(turns.map((t) => t.vector));
     const rests = matchRests(turns);
-    const users = [...new Set(turns.map((t) => t.userId))].sort();
     await this.db.transaction(async (tx) => {
-      if (this.db.kind !== 'pglite') await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('memory_turns:' || u, 0)) FROM unnest($1::text[]) u`, [users]);
+      await lockUsersIndexing(this.db, tx, [...new Set(turns.map((t) => t.userId))]);
       const rows = await tx.query<{ user_id: string; docs: number; len: number; speakers: string[] }>(
         `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[], $11::text[],
@@ -240,7 +249,7 @@ export class PostgresSearchIndex implements SearchIndex {
          ), old AS (
            SELECT m.user_id, m.doc_len FROM memory_turns m JOIN input i USING (user_id, session_id, seq)
          ), grown AS (
-           SELECT i.user_id, coalesce((SELECT s.docs FROM memory_turn_stats s WHERE s.user_id = i.user_id), 0) + count(*) - (SELECT count(*) FROM old o WHERE o.user_id = i.user_id) > $19::int AS indexed
+           SELECT i.user_id, ${indexedForUser('i.user_id', '$19::int', 'count(*) - (SELECT count(*) FROM old o WHERE o.user_id = i.user_id)')} AS indexed
            FROM input i GROUP BY i.user_id
          ), upserted AS (
            INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector, vector_indexed)
@@ -287,9 +296,9 @@ export class PostgresSearchIndex implements SearchIndex {
            RETURNING docs`,
           [r.user_id, r.docs, r.len, r.speakers],
         )) as [{ docs: number }];
-        // Past the exact scan's size: searches walk the index from now on, so it gets the user's earlier turns too.
+        // Past the exact scan's size: searches walk the indexes from now on, so they get the user's earlier rows too.
         if (docs > this.exactScanMaxRows && docs - r.docs <= this.exactScanMaxRows) {
-          await tx.query('UPDATE memory_turns SET vector_indexed = true WHERE user_id = $1 AND NOT vector_indexed', [r.user_id]);
+          for (const table of ['memory_turns', 'interactions']) await tx.query(`UPDATE ${table} SET vector_indexed = true WHERE user_id = $1 AND NOT vector_indexed`, [r.user_id]);
         }
       }
     });
@@ -402,7 +411,6 @@ export class PostgresSearchIndex implements SearchIndex {
     const inner = (sql: string) => sql.replace(/\$(\d+)/g, (placeholder, n: string) => (n === '2' ? placeholder : `($1)[${n}]`));
     const from = `${spec.table} ${spec.alias}`;
     const column = `${spec.alias}.${spec.column}`;
-    const only = indexedOnly(spec.table, spec.column);
     const exact = inner(`SELECT ${spec.select} FROM ${from} WHERE ${where} ORDER BY ${column} <=> $2::vector LIMIT $4::int`);
     const kind = hnswKind(values.length);
     // The walk yields the kind's candidates, nearest by the index's distance, and the exact distance ranks them. The
@@ -412,7 +420,7 @@ export class PostgresSearchIndex implements SearchIndex {
       kind && !query.filters.sessionId
         ? `SELECT * FROM (${inner(
             `SELECT ${spec.select}, ${column} <=> $2::vector AS distance FROM ${from}
-             WHERE ${where} AND vector_dims(${column}) = ${values.length}${only ? ` AND ${spec.alias}.${only}` : ''} AND ${spec.alias}.embedding_model = `,
+             WHERE ${where} AND vector_dims(${column}) = ${values.length} AND ${spec.alias}.${INDEXED_ONLY} AND ${spec.alias}.embedding_model = `,
           )}${sqlLiteral(model)} ORDER BY ${kind.key(column)} ${kind.operator} ${inner(`${kind.key('$2::vector')} LIMIT ${kind.candidates(query.limit)}) c ORDER BY distance LIMIT $4::int`)}`
         : null;
     const rows = await this.db.query<{ row: T }>(`SELECT row FROM memory_nearest($1, $2, $3, $4, $5, $6, $7, ${asVector('$8')}) WITH ORDINALITY AS r(row, n) ORDER BY n`, [

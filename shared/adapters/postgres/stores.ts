@@ -7,7 +7,7 @@ import { FORGET_IN_PROGRESS } from './forget.js';
 import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
 import { vectorAt, vectorsParam } from './vector-params.js';
-import { PostgresSearchIndex } from './search.js';
+import { EXACT_SCAN_MAX_ROWS, indexedForUser, lockUsersIndexing, PostgresSearchIndex } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
 /** An append waiting for the next grouped write (PGlite). */
@@ -222,33 +222,45 @@ export class PostgresSessionStore implements SessionStore {
 }
 
 export class PostgresInteractionStore implements InteractionStore {
-  constructor(private readonly db: Db) {}
+  private readonly exactScanMaxRows: number;
+
+  /** `exactScanMaxRows` as the search index's (PostgresSearchIndex), which decides when a user's windows are in its HNSW indexes. */
+  constructor(
+    private readonly db: Db,
+    options: { exactScanMaxRows?: number } = {},
+  ) {
+    this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
+  }
 
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
     if (docs.length === 0) return;
     const vectors = vectorsParam(docs.flatMap((d) => [d.contentVector, d.summaryVector]));
-    await this.db.query(
-      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, tsv)
-       SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, ${vectorAt('$9', 'r.cv', 'r.cv_size')}, ${vectorAt('$9', 'r.sv', 'r.sv_size')},
-              to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary'))
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::int[], $8::int[], $10::int[], $11::int[])
-         AS r(user_id, id, session_id, from_seq, doc, model, cv, sv, cv_size, sv_size)
-       ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
-         content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, tsv = EXCLUDED.tsv`,
-      [
-        docs.map((d) => d.userId),
-        docs.map((d) => d.id),
-        docs.map((d) => d.sessionId),
-        docs.map((d) => d.seqRange[0]),
-        docs.map(({ contentVector: _c, summaryVector: _s, ...rest }) => JSON.stringify(rest)),
-        docs.map((d) => d.embeddingModel),
-        docs.map((_, i) => vectors.offsets[2 * i]),
-        docs.map((_, i) => vectors.offsets[2 * i + 1]),
-        vectors.values,
-        docs.map((_, i) => vectors.sizes[2 * i]),
-        docs.map((_, i) => vectors.sizes[2 * i + 1]),
-      ],
-    );
+    await this.db.transaction(async (tx) => {
+      await lockUsersIndexing(this.db, tx, [...new Set(docs.map((d) => d.userId))]);
+      await tx.query(
+        `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, tsv, vector_indexed)
+         SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, ${vectorAt('$9', 'r.cv', 'r.cv_size')}, ${vectorAt('$9', 'r.sv', 'r.sv_size')},
+                to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary')), ${indexedForUser('r.user_id', '$12::int')}
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::int[], $8::int[], $10::int[], $11::int[])
+           AS r(user_id, id, session_id, from_seq, doc, model, cv, sv, cv_size, sv_size)
+         ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
+           content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, tsv = EXCLUDED.tsv, vector_indexed = EXCLUDED.vector_indexed`,
+        [
+          docs.map((d) => d.userId),
+          docs.map((d) => d.id),
+          docs.map((d) => d.sessionId),
+          docs.map((d) => d.seqRange[0]),
+          docs.map(({ contentVector: _c, summaryVector: _s, ...rest }) => JSON.stringify(rest)),
+          docs.map((d) => d.embeddingModel),
+          docs.map((_, i) => vectors.offsets[2 * i]),
+          docs.map((_, i) => vectors.offsets[2 * i + 1]),
+          vectors.values,
+          docs.map((_, i) => vectors.sizes[2 * i]),
+          docs.map((_, i) => vectors.sizes[2 * i + 1]),
+          this.exactScanMaxRows,
+        ],
+      );
+    });
   }
 
   async listBySession(key: SessionKey): Promise<InteractionDocument[]> {
@@ -278,14 +290,17 @@ export interface PostgresStores extends Stores {
   db: Db;
 }
 
-/** The PostgreSQL store ports; `search` ranks in SQL (composition may put PGlite's SnapshotSearchIndex in front). */
-export function postgresStores(db: Db): PostgresStores {
+/**
+ * The PostgreSQL store ports; `search` ranks in SQL (composition may put PGlite's SnapshotSearchIndex in front).
+ * `exactScanMaxRows` lets a test reach the HNSW path with few rows (see PostgresSearchIndex).
+ */
+export function postgresStores(db: Db, options: { exactScanMaxRows?: number } = {}): PostgresStores {
   return {
     db,
     events: new PostgresEventStore(db),
     sessions: new PostgresSessionStore(db),
-    interactions: new PostgresInteractionStore(db),
-    search: new PostgresSearchIndex(db),
+    interactions: new PostgresInteractionStore(db, options),
+    search: new PostgresSearchIndex(db, options),
     insights: new PostgresInsightStore(db),
     directory: new PostgresSessionDirectory(db),
     projections: new PostgresProjections(db),
