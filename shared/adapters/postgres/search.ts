@@ -31,6 +31,7 @@ export async function lockUsersIndexing(db: Db, tx: Queryable, users: readonly s
  */
 export const indexedForUser = (userId: string, max: string, added = '0') =>
   `coalesce((SELECT s.docs FROM memory_turn_stats s WHERE s.user_id = ${userId}), 0) + ${added} > ${max}`;
+
 /**
  * HNSW candidate list (`hnsw.ef_search`) for a walk that yields `candidates` rows. On the bench's random 512-d vectors
  * at 10k, 2 × 100 gave recall@100 0.7 against 0.5 for 100, for about the same time (the walk must yield 100 rows either
@@ -174,9 +175,9 @@ export async function dropVectorIndexes(db: Db): Promise<void> {
   for (const { name } of indexes) await db.exec(`DROP INDEX IF EXISTS ${name}`);
 }
 
-/** One vector search: the table (as `alias`), its vector column, the columns to return and the filters. */
+/** One vector search: the table, its vector column, the columns to return and the filters. */
 interface NearestSpec {
-  table: string;
+  from: string;
   alias: string;
   column: string;
   select: string;
@@ -360,9 +361,9 @@ export class PostgresSearchIndex implements SearchIndex {
     if (retriever === 'vector') {
       if (!query.vector) return [];
       rows = await this.nearest<TurnRow>(query, {
-        table: 'memory_turns',
+        from: 'memory_turns t',
         alias: 't',
-        column: 'vector',
+        column: 't.vector',
         select: TURN_COLUMNS,
         filters,
       });
@@ -383,9 +384,9 @@ export class PostgresSearchIndex implements SearchIndex {
     } else {
       if (!query.vector) return [];
       rows = await this.nearest<WindowRow>(query, {
-        table: 'interactions',
+        from: 'interactions i',
         alias: 'i',
-        column: retriever === 'vector' ? 'content_vector' : 'summary_vector',
+        column: retriever === 'vector' ? 'i.content_vector' : 'i.summary_vector',
         select: WINDOW_COLUMNS,
         filters: (params) => filterSql(query, params, 'i', time, agent),
       });
@@ -409,9 +410,7 @@ export class PostgresSearchIndex implements SearchIndex {
     // The statements run inside memory_nearest, where their parameters are the elements of one text array ($1) and
     // the query vector ($2).
     const inner = (sql: string) => sql.replace(/\$(\d+)/g, (placeholder, n: string) => (n === '2' ? placeholder : `($1)[${n}]`));
-    const from = `${spec.table} ${spec.alias}`;
-    const column = `${spec.alias}.${spec.column}`;
-    const exact = inner(`SELECT ${spec.select} FROM ${from} WHERE ${where} ORDER BY ${column} <=> $2::vector LIMIT $4::int`);
+    const exact = inner(`SELECT ${spec.select} FROM ${spec.from} WHERE ${where} ORDER BY ${spec.column} <=> $2::vector LIMIT $4::int`);
     const kind = hnswKind(values.length);
     // The walk yields the kind's candidates, nearest by the index's distance, and the exact distance ranks them. The
     // predicate and the ORDER BY repeat the index's expression and predicate (the model as a literal), so the planner
@@ -419,9 +418,9 @@ export class PostgresSearchIndex implements SearchIndex {
     const hnsw =
       kind && !query.filters.sessionId
         ? `SELECT * FROM (${inner(
-            `SELECT ${spec.select}, ${column} <=> $2::vector AS distance FROM ${from}
-             WHERE ${where} AND vector_dims(${column}) = ${values.length} AND ${spec.alias}.${INDEXED_ONLY} AND ${spec.alias}.embedding_model = `,
-          )}${sqlLiteral(model)} ORDER BY ${kind.key(column)} ${kind.operator} ${inner(`${kind.key('$2::vector')} LIMIT ${kind.candidates(query.limit)}) c ORDER BY distance LIMIT $4::int`)}`
+            `SELECT ${spec.select}, ${spec.column} <=> $2::vector AS distance FROM ${spec.from}
+             WHERE ${where} AND vector_dims(${spec.column}) = ${values.length} AND ${spec.alias}.${INDEXED_ONLY} AND ${spec.alias}.embedding_model = `,
+          )}${sqlLiteral(model)} ORDER BY ${kind.key(spec.column)} ${kind.operator} ${inner(`${kind.key('$2::vector')} LIMIT ${kind.candidates(query.limit)}) c ORDER BY distance LIMIT $4::int`)}`
         : null;
     const rows = await this.db.query<{ row: T }>(`SELECT row FROM memory_nearest($1, $2, $3, $4, $5, $6, $7, ${asVector('$8')}) WITH ORDINALITY AS r(row, n) ORDER BY n`, [
       // The user's turns, also for interactions: windows of turns, so never more; counting them would read a page a row.
