@@ -16,8 +16,7 @@ export interface LoadResult {
 export async function closedLoop(total: number, concurrency: number, op: (i: number) => Promise<void>, maxMs = Number.POSITIVE_INFINITY): Promise<LoadResult> {
   const latencies: number[] = [];
   let next = 0;
-  let errors = 0;
-  let firstError: unknown;
+  const failures = new Failures();
   let deadline = Number.POSITIVE_INFINITY;
   const worker = async () => {
     for (let i = next++; i < total && now() < deadline; i = next++) {
@@ -26,8 +25,7 @@ export async function closedLoop(total: number, concurrency: number, op: (i: num
         await op(i);
         latencies.push(now() - t0);
       } catch (error) {
-        errors += 1;
-        firstError ??= error;
+        failures.add(error);
       }
     }
   };
@@ -35,8 +33,8 @@ export async function closedLoop(total: number, concurrency: number, op: (i: num
   deadline = start + maxMs;
   await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
   const elapsedMs = now() - start;
-  if (errors > 0) console.error(`  ${errors} of ${latencies.length + errors} operations failed; first: ${firstError instanceof Error ? firstError.message : String(firstError)}`);
-  return { latencies, elapsedMs, errors };
+  failures.report(latencies.length);
+  return { latencies, elapsedMs, errors: failures.count };
 }
 
 /**
@@ -45,13 +43,32 @@ export async function closedLoop(total: number, concurrency: number, op: (i: num
  */
 export async function openLoop(total: number, periodMs: number, op: (i: number) => Promise<void>): Promise<{ elapsedMs: number; errors: number }> {
   const inFlight: Promise<void>[] = [];
-  let errors = 0;
+  const failures = new Failures();
   const start = now();
   for (let i = 0; i < total; i++) {
     const wait = start + i * periodMs - now();
     if (wait > 1) await sleep(wait);
-    inFlight.push(op(i).catch(() => void (errors += 1)));
+    inFlight.push(op(i).catch((error: unknown) => failures.add(error)));
   }
   await Promise.all(inFlight);
-  return { elapsedMs: now() - start, errors };
+  failures.report(total - failures.count);
+  return { elapsedMs: now() - start, errors: failures.count };
+}
+
+/** Failed operations, counted by message ("HTTP 503"), printed so that a run says why its requests failed. */
+class Failures {
+  count = 0;
+  private readonly byMessage = new Map<string, number>();
+
+  add(error: unknown): void {
+    this.count += 1;
+    const message = error instanceof Error ? error.message : String(error);
+    this.byMessage.set(message, (this.byMessage.get(message) ?? 0) + 1);
+  }
+
+  report(succeeded: number): void {
+    if (this.count === 0) return;
+    const kinds = [...this.byMessage].map(([message, n]) => `${message} × ${n}`).join(', ');
+    console.error(`  ${this.count} of ${succeeded + this.count} operations failed: ${kinds}`);
+  }
 }
