@@ -74,10 +74,12 @@ export class ProjectionControl {
         throw new Error('bench: projection aborted');
       }
     };
-    // The pump reports each failed batch on stderr: the ones the bench caused are dropped.
+    // The pump reports each failed batch on stderr, and the queue's timer each failed projection: the ones the bench
+    // caused are dropped.
     const error = console.error;
+    const causedHere = (line: string) => line.startsWith('change-feed pump') || /timer-projection-queue warning: Projection of \S+ failed \(Error\)/.test(line);
     console.error = (...args: unknown[]) => {
-      if (this.aborts > this.reported && typeof args[0] === 'string' && args[0].startsWith('change-feed pump')) {
+      if (this.aborts > this.reported && typeof args[0] === 'string' && causedHere(args[0])) {
         this.reported = this.aborts;
         return;
       }
