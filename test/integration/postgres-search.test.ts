@@ -426,6 +426,22 @@ describe('vector search with HNSW', () => {
     await base.close();
   }, 60_000);
 
+  it("on a PostgreSQL server takes each user's lock before writing their rows, so none is written beside a catch-up", async () => {
+    const base = await openDb();
+    const { db, log } = recording(base);
+    const server: Db = { ...db, kind: 'postgres' };
+    const vector = unit([1, 2, 3, 4, 5, 6, 7, 8]);
+    await new PostgresSearchIndex(server).indexTurns([turn('b', 's1', 1, 'user: one', vector), turn('a', 's1', 1, 'user: two', vector)]);
+    await postgresStores(server).interactions.upsert([
+      { schemaVersion: 1, id: 'a/w1', userId: 'a', sessionId: 's1', agentIds: [], turnIds: [], seqRange: [1, 1], startedAt: at(1), endedAt: at(1), content: 'window', summary: 'summary', topics: [], entities: [], embeddingModel: MODEL, contentVector: vector, summaryVector: vector, createdAt: at(1) },
+    ]);
+    const writes = log.filter((l) => /INSERT INTO (memory_turns|interactions) /.test(l.sql));
+    expect(writes).toHaveLength(2);
+    for (const write of writes) expect(log[log.indexOf(write) - 1]!.sql).toContain('pg_advisory_xact_lock');
+    expect(log.filter((l) => l.sql.includes('pg_advisory_xact_lock')).map((l) => l.params)).toEqual([[['b', 'a']], [['a']]]);
+    await base.close();
+  });
+
   it("migration 25 puts the rows of users past the exact scan's size in the indexes, and only theirs", async () => {
     const db = await openPglite(undefined);
     await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
