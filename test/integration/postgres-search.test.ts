@@ -21,6 +21,17 @@ async function openDb(): Promise<Db> {
   return db;
 }
 
+/** A store as it was before migration `version`. */
+async function migratedBefore(version: number): Promise<Db> {
+  const db = await openPglite(undefined);
+  await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+  for (const m of MIGRATIONS.filter((m) => m.version < version)) {
+    await db.exec(m.sql);
+    await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+  }
+  return db;
+}
+
 /** Records every statement, so a test can EXPLAIN the one the adapter ran. */
 function recording(db: Db): { db: Db; log: { sql: string; params: unknown[] | undefined }[] } {
   const log: { sql: string; params: unknown[] | undefined }[] = [];
@@ -38,6 +49,29 @@ const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOSt
 
 function turn(userId: string, sessionId: string, seq: number, text: string, vector: number[], extra: Partial<IndexedTurn> = {}): IndexedTurn {
   return { userId, sessionId, seq, turnId: `${userId}/${sessionId}/${seq}`, speaker: 'user', text, matchText: text, timestamp: at(seq), embeddingModel: MODEL, vector, ...extra };
+}
+
+/** Window `n` of a user's session, its vectors given. */
+function interaction(userId: string, sessionId: string, n: number, contentVector: number[], summaryVector = contentVector): InteractionDocument {
+  return {
+    schemaVersion: 1,
+    id: `${userId}/w${n}`,
+    userId,
+    sessionId,
+    agentIds: [],
+    turnIds: [`t${n}`],
+    seqRange: [n + 1, n + 1],
+    startedAt: at(n),
+    endedAt: at(n),
+    content: `window ${n}`,
+    summary: `summary ${n}`,
+    topics: [],
+    entities: [],
+    embeddingModel: MODEL,
+    contentVector,
+    summaryVector,
+    createdAt: at(n),
+  };
 }
 
 const query = (userId: string, text: string, limit: number, vector?: number[], filters: SearchQuery['filters'] = {}): SearchQuery => ({
@@ -187,12 +221,7 @@ describe('turn BM25 from the (user, tsvector) index', () => {
   }, 60_000);
 
   it('ranks turns indexed before migration 7 (postings) once every migration has run', async () => {
-    const db = await openPglite(undefined);
-    await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
-    for (const m of MIGRATIONS.filter((m) => m.version < 7)) {
-      await db.exec(m.sql);
-      await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-    }
+    const db = await migratedBefore(7);
     // As the previous adapter wrote them: the row with its tsvector and length, and the user's statistics.
     const texts = ['user: painting at the lake at sunset', 'user: my dogs love the lake', 'assistant: painting dogs is hard'];
     for (const [i, text] of texts.entries()) {
@@ -306,29 +335,7 @@ describe('vector search with HNSW', () => {
     for (const user of users) {
       const vectors = Array.from({ length: user.rows }, user.near);
       await search.indexTurns(vectors.map((v, i) => turn(user.id, `s${i % 10}`, i + 1, `user: turn ${i}`, v, { agentId: i % 50 === 0 ? 'rare' : 'usual' })));
-      await stores.interactions.upsert(
-        vectors.map(
-          (v, i): InteractionDocument => ({
-            schemaVersion: 1,
-            id: `${user.id}/w${i}`,
-            userId: user.id,
-            sessionId: `s${i % 10}`,
-            agentIds: [],
-            turnIds: [`t${i}`],
-            seqRange: [i + 1, i + 1],
-            startedAt: at(i),
-            endedAt: at(i),
-            content: `window ${i}`,
-            summary: `summary ${i}`,
-            topics: [],
-            entities: [],
-            embeddingModel: MODEL,
-            contentVector: v,
-            summaryVector: user.near(),
-            createdAt: at(i),
-          }),
-        ),
-      );
+      await stores.interactions.upsert(vectors.map((v, i) => interaction(user.id, `s${i % 10}`, i, v, user.near())));
     }
     const q = noisy(target, 0.1);
 
@@ -373,25 +380,6 @@ describe('vector search with HNSW', () => {
     const { db, log } = recording(base);
     const search = new PostgresSearchIndex(db, { exactScanMaxRows: 20 });
     const { interactions } = postgresStores(base, { exactScanMaxRows: 20 });
-    const window = (userId: string, n: number): InteractionDocument => ({
-      schemaVersion: 1,
-      id: `${userId}/w${n}`,
-      userId,
-      sessionId: 's0',
-      agentIds: [],
-      turnIds: [],
-      seqRange: [n, n],
-      startedAt: at(n),
-      endedAt: at(n),
-      content: `window ${n}`,
-      summary: `summary ${n}`,
-      topics: [],
-      entities: [],
-      embeddingModel: MODEL,
-      contentVector: vectors[n]!,
-      summaryVector: vectors[n]!,
-      createdAt: at(n),
-    });
     const random = rng(5);
     const vectors = Array.from({ length: 26 }, () => unit(Array.from({ length: DIMS }, () => random() - 0.5)));
     const write = (from: number, to: number, userId = 'grows') =>
@@ -403,7 +391,7 @@ describe('vector search with HNSW', () => {
 
     await write(0, 15);
     await write(0, 12, 'small');
-    await interactions.upsert([window('grows', 1), window('grows', 2), window('small', 1)]);
+    await interactions.upsert([1, 2].map((n) => interaction('grows', 's0', n, vectors[n]!)).concat(interaction('small', 's0', 1, vectors[1]!)));
     await write(15, 20);
     await write(0, 5); // rewritten turns are not new ones: still 20
     expect(await indexed()).toEqual({ grows: 0, small: 0 });
@@ -413,7 +401,7 @@ describe('vector search with HNSW', () => {
     expect(await indexed('interactions')).toEqual({ grows: 2, small: 0 });
     await write(23, 26);
     await write(0, 2);
-    await interactions.upsert([window('grows', 3), window('grows', 1), window('small', 2)]);
+    await interactions.upsert([3, 1].map((n) => interaction('grows', 's0', n, vectors[n]!)).concat(interaction('small', 's0', 2, vectors[2]!)));
     expect(await indexed()).toEqual({ grows: 26, small: 0 });
     expect(await indexed('interactions')).toEqual({ grows: 3, small: 0 });
 
@@ -432,9 +420,7 @@ describe('vector search with HNSW', () => {
     const server: Db = { ...db, kind: 'postgres' };
     const vector = unit([1, 2, 3, 4, 5, 6, 7, 8]);
     await new PostgresSearchIndex(server).indexTurns([turn('b', 's1', 1, 'user: one', vector), turn('a', 's1', 1, 'user: two', vector)]);
-    await postgresStores(server).interactions.upsert([
-      { schemaVersion: 1, id: 'a/w1', userId: 'a', sessionId: 's1', agentIds: [], turnIds: [], seqRange: [1, 1], startedAt: at(1), endedAt: at(1), content: 'window', summary: 'summary', topics: [], entities: [], embeddingModel: MODEL, contentVector: vector, summaryVector: vector, createdAt: at(1) },
-    ]);
+    await postgresStores(server).interactions.upsert([interaction('a', 's1', 0, vector)]);
     const writes = log.filter((l) => /INSERT INTO (memory_turns|interactions) /.test(l.sql));
     expect(writes).toHaveLength(2);
     for (const write of writes) expect(log[log.indexOf(write) - 1]!.sql).toContain('pg_advisory_xact_lock');
@@ -443,12 +429,7 @@ describe('vector search with HNSW', () => {
   });
 
   it("migration 25 puts the rows of users past the exact scan's size in the indexes, and only theirs", async () => {
-    const db = await openPglite(undefined);
-    await db.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
-    for (const m of MIGRATIONS.filter((m) => m.version < 25)) {
-      await db.exec(m.sql);
-      await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-    }
+    const db = await migratedBefore(25);
     await db.exec(`CREATE INDEX ${hnswIndexName('memory_turns', 'vector', MODEL, DIMS, { partial: false })} ON memory_turns USING hnsw ((vector::vector(8)) vector_cosine_ops)`);
     await db.exec(`CREATE INDEX ${hnswIndexName('interactions', 'content_vector', MODEL, DIMS, { partial: false })} ON interactions USING hnsw ((content_vector::vector(8)) vector_cosine_ops)`);
     const rows = (userId: string, n: number) =>
