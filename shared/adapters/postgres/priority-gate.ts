@@ -15,6 +15,10 @@ export function inBackground<T>(work: () => T): T {
  * next is the first waiting operation of a request, else the first of the background. PGlite's own queue is first come,
  * first served: under a projection backlog an append waited behind every projection statement queued before it
  * (1,000 turns/s with the HNSW indexes: append p95 49–55 s; README, Scale).
+ *
+ * Background work gets the connection only after the event loop has had a turn (setImmediate). PGlite answers on the
+ * calling thread, so handing over in a microtask let a backlog's statements run back to back for tens of seconds
+ * without the loop reading a request or firing a timer: requests were never seen, and their clients gave up.
  */
 export class PriorityGate {
   private busy = false;
@@ -27,9 +31,11 @@ export class PriorityGate {
     try {
       return await operation();
     } finally {
-      // Handed over while still busy, so nothing arriving meanwhile can slip in ahead.
-      const next = this.requests.shift() ?? this.backgroundWork.shift();
-      if (next) next();
+      // Handed over while still busy, so nothing arriving meanwhile can slip in ahead of the queues; a request that
+      // arrives before background work's turn goes first.
+      const request = this.requests.shift();
+      if (request) request();
+      else if (this.backgroundWork.length > 0) setImmediate(() => (this.requests.shift() ?? this.backgroundWork.shift()!)());
       else this.busy = false;
     }
   }

@@ -48,4 +48,16 @@ describe('PriorityGate', () => {
     await Promise.all([hold, later, request]);
     expect(order).toEqual(['request', 'background']);
   });
+
+  it('lets the event loop turn before each background operation, so a backlog starves no request or timer', async () => {
+    const gate = new PriorityGate();
+    const order: string[] = [];
+    // Operations that answer at once, as PGlite's do (on the calling thread): handed over in microtasks, all three ran
+    // before the event loop could read a request.
+    const work = [0, 1, 2].map((i) => inBackground(() => gate.run(async () => order.push(`background ${i}`))));
+    setImmediate(() => order.push('event loop'));
+    const request = new Promise((resolve) => setImmediate(() => resolve(gate.run(async () => order.push('request')))));
+    await Promise.all([...work, request]);
+    expect(order).toEqual(['background 0', 'event loop', 'request', 'background 1', 'background 2']);
+  });
 });
