@@ -393,7 +393,7 @@ async function offline(run: number): Promise<number> {
   console.log(`  warm-up: 40 other turns projected in ${round(warmMs / 1000, 1)} s`);
 
   await append('off', 20, OFFLINE_TURNS / 10, 0);
-  // The machine's speed drifts within a run (the embedder alone took 22.6–27.9 s on the same texts from one run to the
+  // The machine's speed drifts within a run (the embedder alone took 22.6–33.6 s on the same texts from one run to the
   // next): a run after the first also times the embedder alone just before the projection, on the texts the run before
   // embedded (the same fixture, so the same texts), and the ratio takes the mean of the two sides' times.
   const beforeMs = previousTexts ? await alone(threads, previousTexts) : undefined;
