@@ -126,13 +126,12 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
     // here put appends behind every queued projection statement and, chained in microtasks, kept the service from
     // reading a request for 20–40 s under a backlog.
     const gate = new PriorityGate();
-    const queued = <T>(run: () => Promise<T>): Promise<T> => gate.run(run);
-    db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => queued(() => timed(sql, () => query.call(db, sql, params) as Promise<T[]>))) as typeof db.query;
+    db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => gate.run(() => timed(sql, () => query.call(db, sql, params) as Promise<T[]>))) as typeof db.query;
     // A transaction holds PGlite for its duration: it is queued whole, and each of its statements timed.
     const transaction = db.transaction;
     // Its BEGIN and COMMIT are charged to the transactions' own row.
     db.transaction = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      queued<T>(async () => {
+      gate.run<T>(async () => {
         running = 'transactions: BEGIN, COMMIT';
         try {
           return await transaction.call<Db, [(tx: Queryable) => Promise<T>], Promise<T>>(db, (tx) =>

@@ -416,12 +416,12 @@ async function offline(run: number): Promise<number> {
   // Every thread first, right after the projection, so the two sides of the ratio see the same load on the machine.
   const allMs = await alone(threads, texts);
   console.log(`  embedder alone, ${threads} threads: ${texts.length} texts in ${round(allMs / 1000, 1)} s = ${round((texts.length * 1000) / allMs, 1)} texts/s; load average ${load1m()}`);
-  const sameTexts = previousTexts !== undefined && [...previousTexts].sort().join('\n') === [...texts].sort().join('\n');
-  if (beforeMs !== undefined && !sameTexts) console.log('  (this run embedded other texts than the run before: its ratio uses the time after it only)');
+  const both = beforeMs !== undefined && [...previousTexts!].sort().join('\n') === [...texts].sort().join('\n');
+  if (beforeMs !== undefined && !both) console.log('  (this run embedded other texts than the run before: its ratio uses the time after it only)');
   previousTexts = texts;
-  const aloneMs = beforeMs !== undefined && sameTexts ? (beforeMs + allMs) / 2 : allMs;
+  const aloneMs = both ? (beforeMs + allMs) / 2 : allMs;
   const ratio = (100 * aloneMs) / projectionMs;
-  const how = aloneMs === allMs ? '' : ` (the mean of before and after; after only ${round((100 * allMs) / projectionMs, 0)}%)`;
+  const how = both ? ` (the mean of before and after; after only ${round((100 * allMs) / projectionMs, 0)}%)` : '';
   console.log(`  projection / embedder alone on ${threads} threads: ${round(ratio, 0)}%${how} (target ≥ 90%)`);
   // One thread tells how the embedder scales; once is enough (about 30 s a run).
   if (threads > 1 && run === 1) {
