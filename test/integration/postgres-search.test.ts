@@ -446,7 +446,7 @@ describe('vector search with HNSW', () => {
       [MODEL],
     );
     await db.query('INSERT INTO memory_turn_stats (user_id, docs, total_len) VALUES ($1, $2::int, $2::int), ($3, 3, 3)', ['large', EXACT_SCAN_MAX_ROWS + 1, 'small']);
-    expect(await migrate(db)).toEqual([25]);
+    expect(await migrate(db)).toEqual([25, 26]);
     expect(await db.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw%'`)).toEqual([]);
     expect(await db.query('SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM memory_turns GROUP BY user_id ORDER BY 1')).toEqual([
       { user_id: 'large', n: EXACT_SCAN_MAX_ROWS + 1 },
@@ -458,6 +458,26 @@ describe('vector search with HNSW', () => {
     ]);
     await db.close();
   }, 60_000);
+
+  it('migration 26: ANALYZE gathers statistics for the columns searches filter on, not for the texts, tsvectors and vectors', async () => {
+    const db = await openDb();
+    await new PostgresSearchIndex(db).indexTurns(Array.from({ length: 20 }, (_, i) => turn(`u${i % 3}`, 's', i + 1, `user: painting by the lake ${i}`, unit([1, i, 0, 0, 0, 0, 0, 1]))));
+    await db.query(
+      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, tsv)
+       SELECT 'u' || g, 'w', 's', 1, '{"content": "a lake"}', $1, '[1,0,0,0,0,0,0,0]', '[1,0,0,0,0,0,0,0]', to_tsvector('english', 'a lake') FROM generate_series(1, 3) g`,
+      [MODEL],
+    );
+    await db.exec('ANALYZE memory_turns, interactions');
+    const analyzed = async (table: string) =>
+      (await db.query<{ attname: string }>('SELECT attname FROM pg_stats WHERE tablename = $1 ORDER BY 1', [table])).map((r) => r.attname);
+    const turns = await analyzed('memory_turns');
+    expect(turns).toEqual(expect.arrayContaining(['user_id', 'session_id', 'seq', 'occurred_at', 'rev']));
+    expect(turns.filter((c) => ['tsv', 'text', 'vector'].includes(c))).toEqual([]);
+    const interactions = await analyzed('interactions');
+    expect(interactions).toEqual(expect.arrayContaining(['user_id', 'session_id', 'rev']));
+    expect(interactions.filter((c) => ['tsv', 'doc', 'content_vector', 'summary_vector'].includes(c))).toEqual([]);
+    await db.close();
+  });
 
   it('without HNSW indexes (PGLITE_VECTOR_INDEXES=none), a large user is searched exactly, the same rows as the index finds', async () => {
     const base = await openDb();

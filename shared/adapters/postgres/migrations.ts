@@ -680,6 +680,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       UPDATE interactions i SET vector_indexed = true FROM memory_turn_stats s WHERE s.user_id = i.user_id AND s.docs > ${EXACT_SCAN_MAX_ROWS};
     `,
   },
+  {
+    version: 26,
+    name: 'no planner statistics for the search tables columns no query filters on',
+    sql: `
+      -- ANALYZE spent most of its time on the tsvectors' lexeme counts, then the texts, and the planner chose the same
+      -- plan for every search statement without them (the user and the GIN index decide). On PGlite it runs on the
+      -- service's only thread (analyzeAsTheyGrow), so each one stalled every request. Statistics already gathered stay
+      -- until the column's next change of type: ANALYZE leaves a column with a target of 0 as it is.
+      ALTER TABLE memory_turns ALTER COLUMN tsv SET STATISTICS 0, ALTER COLUMN text SET STATISTICS 0, ALTER COLUMN vector SET STATISTICS 0;
+      ALTER TABLE interactions ALTER COLUMN tsv SET STATISTICS 0, ALTER COLUMN doc SET STATISTICS 0,
+        ALTER COLUMN content_vector SET STATISTICS 0, ALTER COLUMN summary_vector SET STATISTICS 0;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */
