@@ -7,7 +7,8 @@
  *            a steady rate for a while; every second the backlog (events not yet projected) and the memory (the
  *            service's alone: RSS, this thread's heap, external memory, PGlite's WASM memory) are sampled, from a baseline
  *            read after a full collection, with the parse threads' start told apart; after the load, the time until
- *            the backlog is drained, every window summarised too. Then where the time went:
+ *            the backlog is drained, every window summarised too; the event loop's delay over it all (how long the
+ *            service's thread kept a timer waiting). Then where the time went:
  *            PGlite statements by kind (executed one at a time, so their sum is the database's busy time), model
  *            calls as the scripted server saw them, and insert probes (the turn index's and the interactions' rows inserted with
  *            every index and without each).
@@ -28,6 +29,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -186,6 +188,9 @@ async function hosted(): Promise<void> {
   const cpuStart = threadCpu();
   let cpuLine = cpuStart;
   const samples: { t: number; backlog: number; memory: MemoryParts }[] = [];
+  // How long the service's thread kept timers waiting: the sampler below shares it, so a stall also delays a sample.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
   const started = now();
   let sampling = true;
   const sampler = (async () => {
@@ -193,7 +198,8 @@ async function hosted(): Promise<void> {
       const memory = readMemory(wasmBytes);
       samples.push({ t: (now() - started) / 1000, backlog: backlog(), memory });
       const last = samples.at(-1)!;
-      if (Math.round(last.t) % 10 === 0 || !sampling) {
+      // A line per 10 s crossed (rounding to a multiple of 10 skipped a line whenever a stall of a second or more fell there).
+      if (samples.length === 1 || Math.floor(last.t / 10) > Math.floor(samples.at(-2)!.t / 10) || !sampling) {
         // The threads' CPU since the last line: idle cores while a backlog waits mean the projection waits on something else.
         console.log(`  t=${round(last.t, 0)}s backlog=${last.backlog} events, ${windowsLeft()} windows ${formatMemory(memory)} load ${load1m()}; CPU since: ${cpuSince(cpuLine)}`);
         cpuLine = threadCpu();
@@ -235,6 +241,13 @@ async function hosted(): Promise<void> {
   const lag = summarize(lags);
   const request = summarize(result.latencies);
   const rss = samples.map((x) => x.memory.rss);
+  loopDelay.disable();
+  const ms = (ns: number) => round(ns / 1e6);
+  const longestGap = Math.max(...samples.slice(1).map((x, i) => x.t - samples[i]!.t));
+  console.log(
+    `  event-loop delay (load and drain): p50 ${ms(loopDelay.percentile(50))} ms, p99 ${ms(loopDelay.percentile(99))} ms, max ${ms(loopDelay.max)} ms; ` +
+      `longest time between two once-a-second samples ${round(longestGap, 1)} s`,
+  );
   console.log(`  append request latency: p50 ${round(request.p50)} ms, p95 ${round(request.p95)} ms`);
   console.log(`  append→projected lag (from the 202): p50 ${round(lag.p50)} ms, p95 ${round(lag.p95)} ms, max ${round(lag.max)} ms (${lags.length} of ${result.appends.length} requests seen projected)`);
   console.log(
