@@ -682,7 +682,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 26,
-    name: 'no planner statistics for the search tables columns no query filters on',
+    name: "no planner statistics for the search tables' columns that no query filters on",
     sql: `
       -- ANALYZE spent most of its time on the tsvectors' lexeme counts, then the texts, and the planner chose the same
       -- plan for every search statement without them (the user and the GIN index decide). On PGlite it runs on the
