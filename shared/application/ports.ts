@@ -56,6 +56,8 @@ export interface Versioned<T> {
 
 export interface SessionStore {
   get(key: SessionKey): Promise<Versioned<SessionDocument> | null>;
+  /** Each session's `projectedThroughSeq` (0 without a document), in the order of `keys`: the feed's check, per batch. */
+  projectedThrough(keys: readonly SessionKey[]): Promise<number[]>;
   /** Writes the document if its stored version still equals `expectedVersion` (null: must not exist yet); else throws `conflict`. */
   put(doc: SessionDocument, expectedVersion: string | null): Promise<string>;
 }

@@ -75,14 +75,16 @@ export async function sessionsToServeAtOnce(
   }
   const isFresh = new Set(fresh.map(keyOf));
   const small = touchedSessions(events).filter((k) => counts.get(keyOf(k))! < schedule.sliceEvents);
-  const caughtUp = (k: SessionKey) => isFresh.has(keyOf(k)) || deps.sessions.get(k).then((stored) => (stored?.doc.projectedThroughSeq ?? 0) >= first.get(keyOf(k))! - 1);
-  const candidates = await only(small, caughtUp);
+  const queued = small.filter((k) => !isFresh.has(keyOf(k)));
+  const through = await deps.sessions.projectedThrough(queued);
+  const caughtUp = new Set(queued.filter((k, i) => through[i]! >= first.get(keyOf(k))! - 1).map(keyOf));
+  const candidates = small.filter((k) => isFresh.has(keyOf(k)) || caughtUp.has(keyOf(k)));
   if (candidates.length <= schedule.parallelism) return candidates;
   return only(candidates, async (k) => (await deps.events.lastSeq(k)) - last.get(keyOf(k))! <= counts.get(keyOf(k))!);
 }
 
 /** The keys the check passes, in order (checked side by side). */
-async function only(keys: readonly SessionKey[], check: (key: SessionKey) => boolean | Promise<boolean>): Promise<SessionKey[]> {
+async function only(keys: readonly SessionKey[], check: (key: SessionKey) => Promise<boolean>): Promise<SessionKey[]> {
   const passed = await Promise.all(keys.map(check));
   return keys.filter((_, i) => passed[i]);
 }

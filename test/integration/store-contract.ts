@@ -127,6 +127,17 @@ export function describeStoreContract(name: string, open: () => Promise<Stores>)
         const stored = await stores.sessions.get(key);
         expect(stored).toEqual({ doc: { ...doc, turnCount: 3 }, version: v2 });
       });
+
+      it("reads sessions' projection checkpoints in one call, in the order asked, 0 for a session without a document", async () => {
+        const key = freshKey();
+        const other = { ...key, sessionId: 'sess.2' };
+        await stores.sessions.put({ ...newSession(key, at), projectedThroughSeq: 7 }, null);
+        await stores.sessions.put({ ...newSession(other, at), projectedThroughSeq: 2 }, null);
+        const missing = { ...key, sessionId: 'sess.3' };
+        expect(await stores.sessions.projectedThrough([other, missing, key, other])).toEqual([2, 0, 7, 2]);
+        expect(await stores.sessions.projectedThrough([{ ...key, userId: `${key.userId}-x` }])).toEqual([0]);
+        expect(await stores.sessions.projectedThrough([])).toEqual([]);
+      });
     });
 
     describe('interaction store', () => {

@@ -228,6 +228,11 @@ export class CosmosSessionStore implements SessionStore {
     return { doc: SessionDocument.parse(response.resource), version: response.etag };
   }
 
+  /** Point reads side by side (1 RU each for a small document; a query across partitions costs more). */
+  async projectedThrough(keys: readonly SessionKey[]): Promise<number[]> {
+    return Promise.all(keys.map(async (key) => (await this.get(key))?.doc.projectedThroughSeq ?? 0));
+  }
+
   async put(doc: SessionDocument, expectedVersion: string | null): Promise<string> {
     const body = withFloat32Vectors({ id: doc.sessionId, ...doc }, COSMOS_CONTAINERS.sessions);
     try {
