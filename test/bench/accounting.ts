@@ -124,7 +124,7 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
     undo.push(() => (PGlite.prototype.execProtocolRawSync = sync));
     // Ordered as the PGlite adapter orders them (requests first, background work after an event-loop turn): a FIFO
     // here put appends behind every queued projection statement and, chained in microtasks, kept the service from
-    // reading a request for 20–40 s under a backlog.
+    // reading requests under a backlog.
     const gate = new PriorityGate();
     db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => gate.run(() => timed(sql, () => query.call(db, sql, params) as Promise<T[]>))) as typeof db.query;
     // A transaction holds PGlite for its duration: it is queued whole, and each of its statements timed.

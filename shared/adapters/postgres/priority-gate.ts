@@ -17,8 +17,8 @@ export function inBackground<T>(work: () => T): T {
  * (1,000 turns/s with the HNSW indexes: append p95 49–55 s; README, Scale).
  *
  * Background work gets the connection only after the event loop has had a turn (setImmediate). PGlite answers on the
- * calling thread, so handing over in a microtask let a backlog's statements run back to back for tens of seconds
- * without the loop reading a request or firing a timer: requests were never seen, and their clients gave up.
+ * calling thread, so handing over in a microtask let a backlog's statements run back to back without the loop reading a
+ * request or firing a timer: requests went unread, and their clients gave up.
  */
 export class PriorityGate {
   private busy = false;
