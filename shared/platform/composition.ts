@@ -118,7 +118,7 @@ async function openStores(
       projectionQueue: new CosmosProjectionQueue(database.container(COSMOS_CONTAINERS.projectionQueue.name)),
     };
   }
-  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB });
+  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB, ownThread: s.PGLITE_THREAD === 'own' });
   await migrate(db);
   await assertOneEmbeddingModel(db, embeddingModel);
   if (db.kind === 'pglite' && s.PGLITE_VECTOR_INDEXES === 'none') await dropVectorIndexes(db);
@@ -166,7 +166,7 @@ export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ a
     const { client, database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
     return { apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)), close: async () => client.dispose() };
   }
-  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB });
+  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB, ownThread: s.PGLITE_THREAD === 'own' });
   await migrate(db);
   return { apiKeys: new PostgresApiKeyStore(db), close: () => db.close() };
 }

@@ -16,6 +16,11 @@ export const Settings = z.object({
   /** PGlite's page cache (PostgreSQL's shared_buffers) in MB: most of its WASM memory, which never shrinks. */
   PGLITE_SHARED_BUFFERS_MB: int(32, 1, 4096),
   /**
+   * `own`: PGlite runs on a thread of its own, so Postgres runs beside the service's thread instead of on it; `service`:
+   * on the service's thread (README, Settings).
+   */
+  PGLITE_THREAD: z.enum(['own', 'service']).default('own'),
+  /**
    * PGlite: `hnsw` keeps an HNSW index of the binary quantisation of each vector column; `none` keeps none (and drops
    * them at start), saving their inserts (most of what is left of a projected turn's index write on PGlite's one
    * thread). The searches the snapshots do not answer (a user past SEARCH_SNAPSHOT_ROWS, a search while its snapshot

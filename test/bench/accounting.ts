@@ -110,6 +110,12 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
         c.ms += now() - t0;
       }
     };
+    if (runtime.settings.PGLITE_THREAD === 'own') {
+      // PGlite orders and runs the statements on its own thread: each is timed from its start to its answer (time
+      // queued there included), and no WASM time is seen from this thread.
+      db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => timed(sql, () => query.call(db, sql, params) as Promise<T[]>)) as typeof db.query;
+      undo.push(() => (db.query = query));
+    } else {
     // Every statement ends in this synchronous call (the wire protocol run by Postgres in WASM): its time is the
     // statement's own, whatever the thread does between the statement's start and its answer.
     const sync = PGlite.prototype.execProtocolRawSync;
@@ -142,6 +148,7 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
         }
       });
     undo.push(() => (db.query = query), () => (db.transaction = transaction));
+    }
   }
 
   const { embedder, chat, interactions } = runtime;

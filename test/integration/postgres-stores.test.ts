@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openPglite } from '../../shared/adapters/postgres/db.js';
+import { openPglite, type OpenPgliteOptions } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
 import { PostgresEventStore, postgresStores } from '../../shared/adapters/postgres/stores.js';
 import { eventDocument } from '../../shared/contracts/events.js';
@@ -8,13 +8,14 @@ import { assertOneEmbeddingModel } from '../../shared/adapters/postgres/search.j
 import { turnDraft } from '../support/builders.js';
 import { describeStoreContract } from './store-contract.js';
 
-async function openMigrated() {
-  const db = await openPglite(undefined);
+async function openMigrated(options: OpenPgliteOptions = {}) {
+  const db = await openPglite(undefined, options);
   await migrate(db);
   return postgresStores(db);
 }
 
-describeStoreContract('postgres (PGlite)', openMigrated);
+describeStoreContract('postgres (PGlite)', () => openMigrated());
+describeStoreContract('postgres (PGlite on its own thread)', () => openMigrated({ ownThread: true }));
 
 describe('postgres change feed', () => {
   const at = new Date('2026-01-05T10:00:00Z');

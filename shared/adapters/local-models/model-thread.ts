@@ -1,10 +1,11 @@
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import type { ChatTaskInput, ChatTaskName } from '../../application/model-tasks.js';
 import type { PeriodReader } from '../../application/ports.js';
 import type { ErrorCode } from '../../contracts/problem.js';
 import { MemoryError } from '../../domain/errors.js';
 import type { Period } from '../../domain/time-expressions.js';
 import type { LoadEncoder } from './use-lite.js';
+import { siblingModule, startWorker } from '../worker-threads.js';
 
 /** What the main thread asks the model thread (model-worker.ts). */
 export type ModelRequest =
@@ -132,7 +133,8 @@ export class ModelThread implements OfflineModelThreads, PeriodReader {
   }
 
   private start(): Worker {
-    const worker = spawn(this.options.entry ?? defaultEntry(), { nice: this.options.nice ?? 10 }, this.options.resourceLimits);
+    const workerData: ModelThreadData = { nice: this.options.nice ?? 10 };
+    const worker = startWorker(this.options.entry ?? siblingModule(import.meta.url, 'model-worker'), { workerData, ...(this.options.resourceLimits && { resourceLimits: this.options.resourceLimits }) });
     this.worker = worker;
     this.starts += 1;
     worker.unref();
@@ -222,16 +224,4 @@ export class ModelThreadPool implements OfflineModelThreads, PeriodReader {
   private leastBusy(): ModelThread {
     return this.threads.reduce((best, t) => (t.inFlight < best.inFlight ? t : best));
   }
-}
-
-/** model-worker next to this module: `.ts` when running from source (tsx, vitest), `.js` when compiled to dist. */
-function defaultEntry(): URL {
-  return new URL(`./model-worker.${new URL(import.meta.url).pathname.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url);
-}
-
-function spawn(entry: URL, workerData: ModelThreadData, resourceLimits: ResourceLimits | undefined): Worker {
-  if (!entry.pathname.endsWith('.ts')) return new Worker(entry, { workerData, ...(resourceLimits && { resourceLimits }) });
-  // From TypeScript source: a worker does not inherit the main thread's loader hooks, so it registers tsx first.
-  const boot = [`import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))};`, 'register();', `await import(${JSON.stringify(entry.href)});`].join('\n');
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData, ...(resourceLimits && { resourceLimits }) });
 }

@@ -40,3 +40,6 @@ export class PriorityGate {
     }
   }
 }
+
+/** Whether the caller runs as background work (inBackground). */
+export const isBackground = (): boolean => background.getStore() === true;
