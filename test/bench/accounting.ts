@@ -76,7 +76,8 @@ export interface Accounting {
  * Counts and times, until the returned function is called: every statement through the runtime's `db.query` and
  * `db.transaction`, every model call, and every window written. Statements pass one at a time through a gate in front of PGlite (which
  * runs one at a time anyway), so each duration is execution — Postgres in WASM plus PGlite's protocol encoding and row
- * parsing — and not time queued behind other statements.
+ * parsing — and not time queued behind other statements. With PGlite on its own thread (PGLITE_THREAD=own) they are
+ * queued there: each duration includes that wait, and no WASM time is seen.
  */
 export function accountRuntime(runtime: Runtime): () => Accounting {
   const db = dbOf(runtime);
@@ -91,6 +92,8 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
   // charged to it.
   const IDLE = 'other: outside a statement';
   let running = IDLE;
+  const ownThread = runtime.settings.PGLITE_THREAD === 'own';
+  const inFlight = new Busy();
   const embedBusy = new Busy();
   const chatBusy = new Busy();
   const anyBusy = new Busy();
@@ -110,14 +113,9 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
         c.ms += now() - t0;
       }
     };
-    if (runtime.settings.PGLITE_THREAD === 'own') {
-      // PGlite orders and runs the statements on its own thread: each is timed from its start to its answer (time
-      // queued there included), and no WASM time is seen from this thread.
-      db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => timed(sql, () => query.call(db, sql, params) as Promise<T[]>)) as typeof db.query;
-      undo.push(() => (db.query = query));
-    } else {
     // Every statement ends in this synchronous call (the wire protocol run by Postgres in WASM): its time is the
-    // statement's own, whatever the thread does between the statement's start and its answer.
+    // statement's own, whatever the thread does between the statement's start and its answer. On a thread of its own
+    // PGlite is not seen from here: no WASM time, and PGlite's busy time is the time any operation is in flight.
     const sync = PGlite.prototype.execProtocolRawSync;
     PGlite.prototype.execProtocolRawSync = function (this: PGlite, message: Uint8Array) {
       const t0 = now();
@@ -130,14 +128,15 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
     undo.push(() => (PGlite.prototype.execProtocolRawSync = sync));
     // Ordered as the PGlite adapter orders them (requests first, background work after an event-loop turn): a FIFO
     // here put appends behind every queued projection statement and, chained in microtasks, kept the service from
-    // reading requests under a backlog.
+    // reading requests under a backlog. On its own thread PGlite orders them there, so they go as they come.
     const gate = new PriorityGate();
-    db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => gate.run(() => timed(sql, () => query.call(db, sql, params) as Promise<T[]>))) as typeof db.query;
+    const queued = <T>(work: () => Promise<T>): Promise<T> => (ownThread ? inFlight.time(work) : gate.run(work));
+    db.query = (<T>(sql: string, params?: unknown[]): Promise<T[]> => queued(() => timed(sql, () => query.call(db, sql, params) as Promise<T[]>))) as typeof db.query;
     // A transaction holds PGlite for its duration: it is queued whole, and each of its statements timed.
     const transaction = db.transaction;
     // Its BEGIN and COMMIT are charged to the transactions' own row.
     db.transaction = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      gate.run<T>(async () => {
+      queued<T>(async () => {
         running = 'transactions: BEGIN, COMMIT';
         try {
           return await transaction.call<Db, [(tx: Queryable) => Promise<T>], Promise<T>>(db, (tx) =>
@@ -148,7 +147,6 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
         }
       });
     undo.push(() => (db.query = query), () => (db.transaction = transaction));
-    }
   }
 
   const { embedder, chat, interactions } = runtime;
@@ -171,7 +169,7 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
   const start = now();
   return () => {
     undo.reverse().forEach((u) => u());
-    const totalMs = [...byCategory].reduce((s, [k, c]) => (k.startsWith('bench:') ? s : s + c.ms), 0);
+    const totalMs = ownThread ? inFlight.elapsed() : [...byCategory].reduce((s, [k, c]) => (k.startsWith('bench:') ? s : s + c.ms), 0);
     const wasmMs = [...byCategory].reduce((s, [k, c]) => (k.startsWith('bench:') ? s : s + c.wasmMs), 0);
     return {
       wallMs: now() - start,
@@ -186,7 +184,7 @@ export function accountRuntime(runtime: Runtime): () => Accounting {
 
 /** One line per category, normalised per appended turn. */
 export function formatAccounting(a: Accounting, turns: number, title: string): string {
-  const rows = [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).sort((x, y) => y[1].wasmMs - x[1].wasmMs);
+  const rows = [...a.byCategory].filter(([k]) => !k.startsWith('bench:')).sort((x, y) => y[1].wasmMs - x[1].wasmMs || y[1].ms - x[1].ms);
   const perTurn = (ms: number) => (ms / turns).toFixed(3);
   const lines = [
     `  ${title}: ${turns} turns, ${a.windows} windows, ${(a.wallMs / 1000).toFixed(2)} s from first append until projected`,
