@@ -396,7 +396,7 @@ describe('vector search with HNSW', () => {
     await write(0, 5); // rewritten turns are not new ones: still 20
     expect(await indexed()).toEqual({ grows: 0, small: 0 });
     expect(await indexed('interactions')).toEqual({ grows: 0, small: 0 });
-    await write(18, 23); // two rewritten, three new: past the size, the rewritten ones with the new
+    await write(20, 23);
     expect(await indexed()).toEqual({ grows: 23, small: 0 });
     expect(await indexed('interactions')).toEqual({ grows: 2, small: 0 });
     await write(23, 26);
