@@ -118,7 +118,7 @@ async function openStores(
       projectionQueue: new CosmosProjectionQueue(database.container(COSMOS_CONTAINERS.projectionQueue.name)),
     };
   }
-  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB, ownThread: s.PGLITE_THREAD === 'own' });
+  const db = await openPostgresDb(s);
   await migrate(db);
   await assertOneEmbeddingModel(db, embeddingModel);
   if (db.kind === 'pglite' && s.PGLITE_VECTOR_INDEXES === 'none') await dropVectorIndexes(db);
@@ -166,7 +166,7 @@ export async function openApiKeyStore(s: Settings = readSettings()): Promise<{ a
     const { client, database } = await openCosmos({ endpoint: s.COSMOS__accountEndpoint!, databaseName: s.COSMOS_DATABASE, ...(s.COSMOS_KEY && { key: s.COSMOS_KEY }) });
     return { apiKeys: new CosmosApiKeyStore(database.container(COSMOS_CONTAINERS.apiKeys.name)), close: async () => client.dispose() };
   }
-  const db = s.DATABASE_URL ? await openPostgres(s.DATABASE_URL) : await openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB, ownThread: s.PGLITE_THREAD === 'own' });
+  const db = await openPostgresDb(s);
   await migrate(db);
   return { apiKeys: new PostgresApiKeyStore(db), close: () => db.close() };
 }
@@ -233,4 +233,9 @@ export async function closeRuntime(): Promise<void> {
   const runtime = current;
   current = undefined;
   if (runtime) await (await runtime).close();
+}
+
+/** A PostgreSQL server when DATABASE_URL is set, else PGlite in this process (PGLITE_* settings). */
+function openPostgresDb(s: Settings): Promise<Db> {
+  return s.DATABASE_URL ? openPostgres(s.DATABASE_URL) : openPglite(s.MEMORY_DATA_DIR, { sharedBuffersMb: s.PGLITE_SHARED_BUFFERS_MB, ownThread: s.PGLITE_THREAD === 'own' });
 }
