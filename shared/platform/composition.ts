@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChangeFeed, Deps, ReflectionConfig, Stores } from '../application/ports.js';
-import { openPglite, openPostgres } from '../adapters/postgres/db.js';
+import { openPglite, openPostgres, type Db } from '../adapters/postgres/db.js';
 import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
 import { assertOneEmbeddingModel, dropVectorIndexes, ensureVectorIndexes } from '../adapters/postgres/search.js';
