@@ -31,7 +31,7 @@ try {
     }
   };
 
-  // Holds PGlite until its `end` arrives; the statements sent meanwhile run on it as they come (`serve`).
+  // Holds PGlite until its `end` arrives; the statements sent meanwhile run on it as they come (the message handler).
   const transaction = (begin: Queued) =>
     new Promise<void>((done) => {
       let started = false;
