@@ -16,13 +16,18 @@ import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRo
 export const EXACT_SCAN_MAX_ROWS = 2_000;
 
 /**
- * Serialises the writes of these users' search rows, so that none is written outside the HNSW indexes beside the turn
- * write that takes its user past EXACT_SCAN_MAX_ROWS (which puts the user's earlier rows in): PGlite runs one
- * transaction at a time already; a server takes a transaction lock per user, in order.
+ * Runs `write`, one statement, with the writes of these users' search rows serialised, so that none is written outside
+ * the HNSW indexes beside the turn write that takes its user past EXACT_SCAN_MAX_ROWS (which puts the user's earlier
+ * rows in). PGlite runs one statement at a time already, so it needs no transaction (on its own thread, a transaction
+ * would hold it while each statement comes from the service's thread); a server takes a transaction lock per user, in
+ * order, first.
  */
-export async function lockUsersIndexing(db: Db, tx: Queryable, users: readonly string[]): Promise<void> {
-  if (db.kind === 'pglite') return;
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('search-rows:' || u, 0)) FROM unnest($1::text[]) u ORDER BY u`, [[...users]]);
+export async function writeUsersRows(db: Db, users: readonly string[], write: (q: Queryable) => Promise<unknown>): Promise<void> {
+  if (db.kind === 'pglite') return void (await write(db));
+  await db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('search-rows:' || u, 0)) FROM unnest($1::text[]) u ORDER BY u`, [[...new Set(users)]]);
+    await write(tx);
+  });
 }
 
 /**
@@ -229,17 +234,16 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   /**
-   * Upserts turns and the user's BM25 statistics, in one transaction. A turn enters the HNSW index (`vector_indexed`)
+   * Upserts turns and the user's BM25 statistics, in one statement. A turn enters the HNSW index (`vector_indexed`)
    * when its user has more than exactScanMaxRows turns with it, the size from which searches walk the indexes; the write
-   * that takes a user past it puts the user's earlier turns and interactions in (lockUsersIndexing).
+   * that takes a user past it puts the user's earlier turns and interactions in (writeUsersRows).
    */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     if (turns.length === 0) return;
     const vectors = vectorsParam(turns.map((t) => t.vector));
     const rests = matchRests(turns);
-    await this.db.transaction(async (tx) => {
-      await lockUsersIndexing(this.db, tx, [...new Set(turns.map((t) => t.userId))]);
-      const rows = await tx.query<{ user_id: string; docs: number; len: number; speakers: string[] }>(
+    await writeUsersRows(this.db, turns.map((t) => t.userId), (q) =>
+      q.query(
         `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::int[], $10::text[], $11::text[],
                                 $12::timestamptz[], $13::timestamptz[], $14::int[], $16::int[], $17::text[], $18::bool[]) WITH ORDINALITY
@@ -262,11 +266,31 @@ export class PostgresSearchIndex implements SearchIndex {
              occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
              embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector, vector_indexed = EXCLUDED.vector_indexed
            RETURNING user_id, doc_len
+         ), added AS (
+           SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
+                  (sum(u.doc_len) - coalesce((SELECT sum(o.doc_len) FROM old o WHERE o.user_id = u.user_id), 0))::int AS len,
+                  (SELECT array_agg(DISTINCT i.speaker) FROM input i WHERE i.user_id = u.user_id) AS speakers
+           FROM upserted u GROUP BY u.user_id
+         ), stats AS (
+           INSERT INTO memory_turn_stats (user_id, docs, total_len, speakers) SELECT user_id, docs, len, speakers FROM added
+           ON CONFLICT (user_id) DO UPDATE SET docs = memory_turn_stats.docs + EXCLUDED.docs, total_len = memory_turn_stats.total_len + EXCLUDED.total_len,
+             speakers = ARRAY(SELECT DISTINCT s FROM unnest(memory_turn_stats.speakers || EXCLUDED.speakers) AS s ORDER BY 1)
+           RETURNING user_id, docs
+         ), crossed AS (
+           -- Past the exact scan's size with this write: searches walk the indexes from now on, so they get the user's
+           -- earlier rows too (this write's own rows are written with the flag above).
+           SELECT s.user_id FROM stats s JOIN added a USING (user_id) WHERE s.docs > $19 AND s.docs - a.docs <= $19
+         ), earlier_turns AS (
+           -- EXISTS first, a one-time filter, so that neither table is read unless someone crossed (the planner may
+           -- choose a scan of the whole table for the rest, and did, on every write).
+           UPDATE memory_turns m SET vector_indexed = true
+           WHERE EXISTS (SELECT FROM crossed) AND m.user_id IN (SELECT user_id FROM crossed) AND NOT m.vector_indexed
+             AND NOT EXISTS (SELECT 1 FROM input i WHERE (i.user_id, i.session_id, i.seq) = (m.user_id, m.session_id, m.seq))
+         ), earlier_windows AS (
+           UPDATE interactions w SET vector_indexed = true
+           WHERE EXISTS (SELECT FROM crossed) AND w.user_id IN (SELECT user_id FROM crossed) AND NOT w.vector_indexed
          )
-         SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
-                (sum(u.doc_len) - coalesce((SELECT sum(o.doc_len) FROM old o WHERE o.user_id = u.user_id), 0))::int AS len,
-                (SELECT array_agg(DISTINCT i.speaker) FROM input i WHERE i.user_id = u.user_id) AS speakers
-         FROM upserted u GROUP BY u.user_id`,
+         SELECT count(*)::int AS users FROM stats`,
         [
           turns.map((t) => t.userId),
           turns.map((t) => t.sessionId),
@@ -288,21 +312,8 @@ export class PostgresSearchIndex implements SearchIndex {
           rests.map((_, i) => rests.slice(i, i + 3).some((rest) => rest !== null)),
           this.exactScanMaxRows,
         ],
-      );
-      for (const r of rows) {
-        const [{ docs }] = (await tx.query<{ docs: number }>(
-          `INSERT INTO memory_turn_stats (user_id, docs, total_len, speakers) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (user_id) DO UPDATE SET docs = memory_turn_stats.docs + EXCLUDED.docs, total_len = memory_turn_stats.total_len + EXCLUDED.total_len,
-             speakers = ARRAY(SELECT DISTINCT s FROM unnest(memory_turn_stats.speakers || EXCLUDED.speakers) AS s ORDER BY 1)
-           RETURNING docs`,
-          [r.user_id, r.docs, r.len, r.speakers],
-        )) as [{ docs: number }];
-        // Past the exact scan's size: searches walk the indexes from now on, so they get the user's earlier rows too.
-        if (docs > this.exactScanMaxRows && docs - r.docs <= this.exactScanMaxRows) {
-          for (const table of ['memory_turns', 'interactions']) await tx.query(`UPDATE ${table} SET vector_indexed = true WHERE user_id = $1 AND NOT vector_indexed`, [r.user_id]);
-        }
-      }
-    });
+      ),
+    );
     await this.analyzeAsTheyGrow(turns.length);
   }
 

@@ -7,7 +7,7 @@ import { FORGET_IN_PROGRESS } from './forget.js';
 import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
 import { vectorAt, vectorsParam } from './vector-params.js';
-import { EXACT_SCAN_MAX_ROWS, indexedForUser, lockUsersIndexing, PostgresSearchIndex } from './search.js';
+import { EXACT_SCAN_MAX_ROWS, indexedForUser, PostgresSearchIndex, writeUsersRows } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
 /** An append waiting for the next grouped write (PGlite). */
@@ -247,9 +247,8 @@ export class PostgresInteractionStore implements InteractionStore {
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
     if (docs.length === 0) return;
     const vectors = vectorsParam(docs.flatMap((d) => [d.contentVector, d.summaryVector]));
-    await this.db.transaction(async (tx) => {
-      await lockUsersIndexing(this.db, tx, [...new Set(docs.map((d) => d.userId))]);
-      await tx.query(
+    await writeUsersRows(this.db, docs.map((d) => d.userId), (q) =>
+      q.query(
         `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, tsv, vector_indexed)
          SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, ${vectorAt('$9', 'r.cv', 'r.cv_size')}, ${vectorAt('$9', 'r.sv', 'r.sv_size')},
                 to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary')), ${indexedForUser('r.user_id', '$12::int')}
@@ -271,8 +270,8 @@ export class PostgresInteractionStore implements InteractionStore {
           docs.map((_, i) => vectors.sizes[2 * i + 1]),
           this.exactScanMaxRows,
         ],
-      );
-    });
+      ),
+    );
   }
 
   async listBySession(key: SessionKey): Promise<InteractionDocument[]> {
