@@ -1,22 +1,23 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPglite } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
+import { inBackground, isBackground } from '../../shared/adapters/postgres/priority-gate.js';
 import { postgresStores, type PostgresStores } from '../../shared/adapters/postgres/stores.js';
 import { turnDraft } from '../support/builders.js';
 
 const at = new Date('2026-01-05T10:00:00Z');
 
-/** PGlite stores whose statements are counted (append statements only). */
+/** PGlite stores whose statements are counted (append statements only), each with the priority it was sent with. */
 async function openCounted() {
   const db = await openPglite(undefined);
   await migrate(db);
-  let appendStatements = 0;
+  const priorities: ('request' | 'background')[] = [];
   const query = db.query.bind(db);
   db.query = ((sql: string, params?: unknown[]) => {
-    if (sql.includes('append_events(')) appendStatements += 1;
+    if (sql.includes('append_events(')) priorities.push(isBackground() ? 'background' : 'request');
     return query(sql, params);
   }) as typeof db.query;
-  return { stores: postgresStores(db), statements: () => appendStatements };
+  return { stores: postgresStores(db), statements: () => priorities.length, priorities: () => priorities };
 }
 
 const seqsOf = async (stores: PostgresStores, sessionId: string) => (await stores.events.read({ userId: 'u', sessionId }, 0)).map((e) => e.metadata.seq);
@@ -42,6 +43,18 @@ describe('PostgreSQL event store on PGlite: appends arriving together are writte
     const events = await stores.events.read({ userId: 'u', sessionId: 's1' }, 0);
     expect(events.map((e) => (e.type === 'TurnAppended' ? e.data.turnId : e.type))).toEqual(Array.from({ length: 10 }, (_, k) => `t${3 * k + 1}`));
     expect(events.map((e) => e.metadata.seq)).toEqual(events.map((_, k) => k + 1));
+  });
+
+  it("given a group started by the projection's append, then a client's append in it is written as a request, and the projection's alone in the background", async () => {
+    const counted = await openCounted();
+    stores = counted.stores;
+    const projected = { userId: 'u', sessionId: 'projected' };
+    // The projection records a decision (background work) and a client appends in the same event-loop turn: one group.
+    await Promise.all([inBackground(() => stores!.events.append(projected, [turnDraft('p1')], at)), stores.events.append({ userId: 'u', sessionId: 'client' }, [turnDraft('c1')], at)]);
+    await inBackground(() => Promise.all([stores!.events.append(projected, [turnDraft('p2')], at), stores!.events.append(projected, [turnDraft('p3')], at)]));
+    // Written in the background, the client's append would wait on PGlite for every background statement queued before it.
+    expect(counted.priorities()).toEqual(['request', 'background']);
+    expect(await seqsOf(stores, 'projected')).toEqual([1, 2, 3]);
   });
 
   it('given the same turnId twice in one group, then the second gets the first one\'s seq back and nothing is written twice', async () => {

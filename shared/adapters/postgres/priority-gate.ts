@@ -41,5 +41,10 @@ export class PriorityGate {
   }
 }
 
+/** Runs `work`, and everything it starts, as a request's, whatever its caller runs as (inBackground). */
+export function asRequest<T>(work: () => T): T {
+  return background.exit(work);
+}
+
 /** Whether the caller runs as background work (inBackground). */
 export const isBackground = (): boolean => background.getStore() === true;

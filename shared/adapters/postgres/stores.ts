@@ -6,6 +6,7 @@ import { conflict, forgetInProgress, sessionEnded } from '../../domain/errors.js
 import { FORGET_IN_PROGRESS } from './forget.js';
 import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projections, SessionStore, Stores, Versioned } from '../../application/ports.js';
 import type { Db } from './db.js';
+import { asRequest, inBackground, isBackground } from './priority-gate.js';
 import { vectorAt, vectorsParam } from './vector-params.js';
 import { EXACT_SCAN_MAX_ROWS, indexedForUser, PostgresSearchIndex, writeUsersRows } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
@@ -17,6 +18,8 @@ interface WaitingAppend {
   recordedAt: Date;
   resolve: (outcomes: AppendOutcome[]) => void;
   reject: (error: unknown) => void;
+  /** Appended by background work (the projection recording what it decided), not by a request. */
+  background: boolean;
 }
 
 /** Bounds of one grouped append statement. */
@@ -61,7 +64,7 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
   async append(key: SessionKey, drafts: readonly EventDraft[], recordedAt: Date): Promise<AppendOutcome[]> {
     if (this.db.kind !== 'pglite' || drafts.length === 0) return this.appendAlone(key, drafts, recordedAt);
     return new Promise<AppendOutcome[]>((resolve, reject) => {
-      this.waiting.push({ key, drafts, recordedAt, resolve, reject });
+      this.waiting.push({ key, drafts, recordedAt, resolve, reject, background: isBackground() });
       if (this.writing) return;
       this.writing = true;
       setImmediate(() => void this.writeWaiting());
@@ -88,12 +91,18 @@ export class PostgresEventStore implements EventStore, ChangeFeed {
         let events = 0;
         const size = this.waiting.findIndex((a, i) => i >= GROUP_MAX_APPENDS || (events += a.drafts.length) > GROUP_MAX_EVENTS);
         const group = this.waiting.splice(0, Math.max(1, size === -1 ? this.waiting.length : size));
-        if (group.length > 1 && (await this.appendGroup(group))) continue;
-        for (const a of group) await this.appendAlone(a.key, a.drafts, a.recordedAt).then(a.resolve, a.reject);
+        // This loop runs as the append that started it does, often the projection's, in the background. A group with
+        // a client's append in it is written as a request: it waits for no background work queued on PGlite.
+        await (group.every((a) => a.background) ? inBackground : asRequest)(() => this.writeGroup(group));
       }
     } finally {
       this.writing = false;
     }
+  }
+
+  private async writeGroup(group: readonly WaitingAppend[]): Promise<void> {
+    if (group.length > 1 && (await this.appendGroup(group))) return;
+    for (const a of group) await this.appendAlone(a.key, a.drafts, a.recordedAt).then(a.resolve, a.reject);
   }
 
   /**
