@@ -4,6 +4,7 @@ import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.j
 import { PostgresSearchIndex, windowBm25Sql } from '../../shared/adapters/postgres/search.js';
 import { CopyRows, forEachLexeme } from '../../shared/adapters/postgres/copy-binary.js';
 import { SnapshotSearchIndex } from '../../shared/adapters/postgres/search-snapshot.js';
+import { vectorCodes } from '../../shared/adapters/postgres/compact-vectors.js';
 import { PostgresInteractionStore } from '../../shared/adapters/postgres/stores.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../shared/application/search-ports.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
@@ -102,8 +103,11 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
   return { db, sql, write, sentence, vector };
 }
 
-/** The migrations that add columns the current indexTurns writes: the referred periods, and whether a turn is in the HNSW index. */
-const WRITTEN_COLUMNS = MIGRATIONS.filter((m) => m.name === 'the period a turn refers to' || m.version === 25);
+/**
+ * The migrations that add columns the current writes write: the referred periods, whether a turn is in the HNSW index,
+ * and the vectors' codes.
+ */
+const WRITTEN_COLUMNS = MIGRATIONS.filter((m) => m.name === 'the period a turn refers to' || m.version === 25 || m.version === 27);
 
 const LISTS = [
   ['turns', 'fulltext'],
@@ -410,6 +414,46 @@ describe('in-process search snapshots (PGlite)', () => {
     }
     await db.close();
   }, 60_000);
+
+  it("load the vectors' codes written with them, and a row written without codes from its vector, to the same ranking", async () => {
+    const { db, sql, vector } = await corpus(['u'], 40);
+    // The codes are vectorCodes' of the vectors stored: a load of either gives the same snapshot.
+    const [turn] = await db.query<{ vector: string; codes: Uint8Array }>(`SELECT vector::text AS vector, vector_codes AS codes FROM memory_turns WHERE user_id = 'u' AND seq = 1`);
+    expect(Buffer.from(turn!.codes)).toEqual(vectorCodes([JSON.parse(turn!.vector) as number[]]));
+    expect(await db.query(`SELECT count(*)::int AS n FROM interactions WHERE content_codes IS NULL OR summary_codes IS NULL`)).toEqual([{ n: 0 }]);
+    const queries = QUERIES.map((text): SearchQuery => ({ userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters: {} }));
+    const rankings = async () => {
+      const snapshot = snapshots(db, 10_000);
+      expect(await snapshot.warm('u')).toBe(true);
+      const lists = [];
+      for (const query of queries) for (const list of LISTS) lists.push(keys(await ranked(snapshot, query, list)));
+      return lists;
+    };
+    const withCodes = await rankings();
+    // As rows written before migration 27, or by a server: half of them without codes.
+    await db.exec(`UPDATE memory_turns SET vector_codes = NULL WHERE seq % 2 = 0; UPDATE interactions SET content_codes = NULL, summary_codes = NULL WHERE from_seq % 8 = 1`);
+    expect(await rankings()).toEqual(withCodes);
+    let k = 0;
+    for (const query of queries) for (const list of LISTS) expect(withCodes[k++]).toEqual(keys(await ranked(sql, query, list)));
+    await db.close();
+  }, 60_000);
+
+  it('load a user of several chunks, each read while the one before is added, to the ranking the SQL gives', async () => {
+    const { db, sql, vector } = await corpus(['u'], 2_600);
+    const { db: recorded, log } = recording(db);
+    const snapshot = snapshots(recorded, 10_000);
+    expect(await snapshot.warm('u')).toBe(true);
+    expect(snapshot.held('u')).toBe(2_600 + 650);
+    // Three chunks of turns (1,000, 1,000, 600) and one of windows; none read twice.
+    const loads = log.filter((s) => LOAD.test(s));
+    expect(loads).toHaveLength(4);
+    expect(new Set(loads).size).toBe(4);
+    for (const text of QUERIES.slice(0, 3)) {
+      const query: SearchQuery = { userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 50, filters: {} };
+      for (const list of LISTS) expect(keys(await ranked(snapshot, query, list)), `${list.join(' ')} "${text}"`).toEqual(keys(await ranked(sql, query, list)));
+    }
+    await db.close();
+  }, 120_000);
 
   it("read lexemes and their frequencies from a tsvector's binary form, as PostgreSQL's binary COPY writes it", async () => {
     const db = await openPglite(undefined);

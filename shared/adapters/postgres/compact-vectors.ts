@@ -1,3 +1,5 @@
+import type { Db } from './db.js';
+
 /**
  * Compact vectors for the in-process search snapshots (search-snapshot.ts): each vector is held as int8 codes with one
  * scale per vector (its largest component maps to ±127), a quarter of its float32 size. The snapshot ranks all of a
@@ -42,6 +44,29 @@ export function quantise(values: ArrayLike<number>, codes: Int8Array, offset: nu
 }
 
 /**
+ * The int8 codes of `vectors`, all in one buffer laid out as vectorsParam lays out their floats (a vector's codes start
+ * at its offset there, a byte a component), so a statement slices each out with the same offset and size (codesAt).
+ * Each vector is quantised as pgvector stores it, in float4, so the codes are the ones a load of the stored vector
+ * would give. PGlite stores them beside the vectors for the search snapshots, which then load a quarter of the bytes
+ * and quantise nothing.
+ */
+export function vectorCodes(vectors: readonly (readonly number[])[]): Buffer {
+  const codes = new Int8Array(vectors.reduce((n, v) => n + v.length, 0));
+  let offset = 0;
+  for (const vector of vectors) {
+    quantise(Float32Array.from(vector), codes, offset);
+    offset += vector.length;
+  }
+  return Buffer.from(codes.buffer, codes.byteOffset, codes.byteLength);
+}
+
+/** The codes to store with `vectors`: on PGlite, whose search snapshots load them; none on a server, which ranks in SQL. */
+export const storedCodes = (db: Pick<Db, 'kind'>, vectors: readonly (readonly number[])[]): Buffer | null => (db.kind === 'pglite' ? vectorCodes(vectors) : null);
+
+/** The SQL that slices one vector's codes out of a vectorCodes parameter, as vectorAt its floats. */
+export const codesAt = (codes: string, offset: string, size: string) => `substring(${codes}::bytea FROM ${offset} + 1 FOR ${size})`;
+
+/**
  * Rows of int8 codes, `dims` columns, row-major in one contiguous array (a scan reads memory in order), with each row's
  * codes' norm. A row of another size, or a zero vector, has norm 0 and is never ranked. A row takes `dims` rounded up
  * to the SIMD scan's step (16; the padding is zeros).
@@ -79,6 +104,20 @@ export class Int8Matrix {
     const row = this.count;
     this.reserve(Math.max(64, row + 1));
     this.norms[row] = values.length === this.dims ? quantise(values, this.codes, row * this.stride) : 0;
+    this.count++;
+    return row;
+  }
+
+  /** Adds one row from its codes (quantise's, as vectorCodes stores them) and returns its index. */
+  addCodes(codes: Int8Array): number {
+    const row = this.count;
+    this.reserve(Math.max(64, row + 1));
+    let norm = 0;
+    if (codes.length === this.dims) {
+      this.codes.set(codes, row * this.stride);
+      for (let i = 0; i < codes.length; i++) norm += codes[i]! * codes[i]!;
+    }
+    this.norms[row] = Math.sqrt(norm);
     this.count++;
     return row;
   }

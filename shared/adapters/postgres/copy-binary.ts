@@ -13,6 +13,7 @@ export class CopyRows {
   private starts: number[] = [];
   private lengths: number[] = [];
   private rows: number | undefined;
+  private lastRowAt = 0;
 
   constructor(data: Uint8Array) {
     this.bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
@@ -30,12 +31,22 @@ export class CopyRows {
       for (let at = this.at; ; rows++) {
         const fields = this.view.getInt16(at);
         if (fields === -1) break;
+        this.lastRowAt = at;
         at += 2;
         for (let f = 0; f < fields; f++) at += 4 + Math.max(this.view.getInt32(at), 0);
       }
       this.rows = rows;
     }
     return this.rows;
+  }
+
+  /** An int8 field of the last row, read without moving (a chunk's last revision); null when NULL or there are no rows. */
+  lastInt8(field: number): number | null {
+    if (this.count() === 0) return null;
+    let at = this.lastRowAt + 2;
+    if (field >= this.view.getInt16(this.lastRowAt)) throw new Error(`Binary COPY row has no field ${field}`);
+    for (let f = 0; f < field; f++) at += 4 + Math.max(this.view.getInt32(at), 0);
+    return this.view.getInt32(at) === -1 ? null : this.int64(at + 4);
   }
 
   /** Moves to the next row; false after the last one. */

@@ -693,6 +693,21 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         ALTER COLUMN content_vector SET STATISTICS 0, ALTER COLUMN summary_vector SET STATISTICS 0;
     `,
   },
+  {
+    version: 27,
+    name: "vectors' int8 codes beside them, for the search snapshots",
+    sql: `
+      -- A snapshot (search-snapshot.ts, PGlite only) holds each vector as int8 codes. Read as pgvector's floats, the
+      -- vectors were most of a build's bytes, and quantised on the service's thread. PGlite writes the codes with the
+      -- vectors (vectorCodes); a row without them (written before, or by a server) is loaded from its vector as before.
+      -- MAIN, as the vectors: kept in the row, where a snapshot's read finds them.
+      ALTER TABLE memory_turns ADD COLUMN vector_codes bytea;
+      ALTER TABLE memory_turns ALTER COLUMN vector_codes SET STORAGE MAIN, ALTER COLUMN vector_codes SET STATISTICS 0;
+      ALTER TABLE interactions ADD COLUMN content_codes bytea, ADD COLUMN summary_codes bytea;
+      ALTER TABLE interactions ALTER COLUMN content_codes SET STORAGE MAIN, ALTER COLUMN content_codes SET STATISTICS 0,
+        ALTER COLUMN summary_codes SET STORAGE MAIN, ALTER COLUMN summary_codes SET STATISTICS 0;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { PGlite, QueryOptions } from '@electric-sql/pglite';
-import { FLOAT4_ARRAY_OID } from './vector-params.js';
+import { BYTEA_OID, FLOAT4_ARRAY_OID } from './vector-params.js';
 
 export interface PgliteOptions {
   /**
@@ -13,9 +13,9 @@ export interface PgliteOptions {
 
 /**
  * PGlite with pgvector and btree_gin; data persists under `dataDir` (memory-only when it is undefined or `memory://`).
- * `queryOptions` go with every query: a Buffer for float4[] (vectorsParam) is sent as it is, in binary, as
- * node-postgres sends it (PGlite sends any byte array in binary, though its serializers are typed as strings); its own
- * serializer would write it as text. Other values keep it.
+ * `queryOptions` go with every query: a Buffer for float4[] (vectorsParam) or bytea (vectorCodes) is sent as it is, in
+ * binary, as node-postgres sends it (PGlite sends any byte array in binary, though its serializers are typed as
+ * strings); its own serializers would write it as text. Other values keep them.
  */
 export async function createPglite(dataDir: string | undefined, options: PgliteOptions = {}): Promise<{ pglite: PGlite; queryOptions: QueryOptions }> {
   if (dataDir && !dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
@@ -27,7 +27,8 @@ export async function createPglite(dataDir: string | undefined, options: PgliteO
   ]);
   const startParams = options.sharedBuffersMb === undefined ? undefined : [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffersMb}MB`];
   const pglite = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector, btree_gin }, ...(startParams && { startParams }) });
-  const queryOptions = { serializers: { [FLOAT4_ARRAY_OID]: (value: unknown) => (Buffer.isBuffer(value) ? value : pglite.serializers[FLOAT4_ARRAY_OID]!(value)) as string } };
+  const binary = (oid: number) => (value: unknown) => (Buffer.isBuffer(value) ? value : pglite.serializers[oid]!(value)) as string;
+  const queryOptions = { serializers: { [FLOAT4_ARRAY_OID]: binary(FLOAT4_ARRAY_OID), [BYTEA_OID]: binary(BYTEA_OID) } };
   return { pglite, queryOptions };
 }
 

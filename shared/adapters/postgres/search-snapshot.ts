@@ -4,7 +4,7 @@ import type { Db } from './db.js';
 import { CopyRows, forEachLexeme } from './copy-binary.js';
 import { BM25 } from '../../domain/ranking.js';
 import { asksQuestion } from '../../domain/fact-ranking.js';
-import { Int8Matrix, rerankPool } from './compact-vectors.js';
+import { Int8Matrix, quantise, rerankPool } from './compact-vectors.js';
 import { Lexicon, Numbers, Postings } from './search-postings.js';
 import { asVector, vectorParam } from './vector-params.js';
 import { sqlLiteral } from './search.js';
@@ -475,25 +475,30 @@ class SearchSnapshots {
 
   /**
    * Loads the user's rows written since the snapshot's, a chunk at a time until `stop` says so; false when one of them
-   * rewrote a row it holds. Each chunk is one statement read in binary COPY format, its vectors and tsvectors in their
-   * binary forms (COPY takes no parameters: the user and the revision are written into it).
+   * rewrote a row it holds. Each chunk is one statement read in binary COPY format, its vectors' codes and tsvectors in
+   * their binary forms (COPY takes no parameters: the user and the revision are written into it). A full chunk's
+   * successor is asked for as soon as it arrives, from its last revision, so that PGlite reads it while this thread
+   * adds the rows: the two took about as long, one after the other.
    */
   private async catchUp(userId: string, snapshot: UserSnapshot, stop: () => boolean, background = false): Promise<boolean> {
-    for (;;) {
+    for (const kind of [TURNS, WINDOWS]) {
+      const chunk = (after: number) =>
+        this.copy(`SELECT ${kind.columns} FROM ${kind.from} WHERE ${kind.alias}.user_id = ${sqlLiteral(userId)} AND ${kind.alias}.rev > ${revLiteral(after)} ORDER BY ${kind.alias}.rev LIMIT ${CHUNK}`);
       if (background) await this.yieldToSearches();
-      if (stop()) return true;
-      const rows = new CopyRows(await this.copy(`SELECT ${TURN_COLUMNS} FROM memory_turns t WHERE t.user_id = ${sqlLiteral(userId)} AND t.rev > ${revLiteral(snapshot.turnsRev)} ORDER BY t.rev LIMIT ${CHUNK}`));
-      const added = snapshot.addTurns(rows);
-      if (added === false) return false;
-      if (added < CHUNK) break;
-    }
-    for (;;) {
-      if (background) await this.yieldToSearches();
-      if (stop()) return true;
-      const rows = new CopyRows(await this.copy(`SELECT ${WINDOW_COLUMNS} FROM ${WINDOWS} WHERE i.user_id = ${sqlLiteral(userId)} AND i.rev > ${revLiteral(snapshot.windowsRev)} ORDER BY i.rev LIMIT ${CHUNK}`));
-      const added = snapshot.addWindows(rows);
-      if (added === false) return false;
-      if (added < CHUNK) break;
+      let next: Promise<Uint8Array> | undefined = chunk(kind.rev(snapshot));
+      while (next) {
+        const rows = new CopyRows(await next);
+        next = undefined;
+        if (stop()) return true;
+        if (rows.count() === CHUNK) {
+          if (background) await this.yieldToSearches();
+          if (!stop()) next = chunk(rows.lastInt8(kind.revField)!);
+        }
+        if (kind.add(snapshot, rows) === false) {
+          await next?.catch(() => undefined);
+          return false;
+        }
+      }
     }
     return true;
   }
@@ -502,13 +507,33 @@ class SearchSnapshots {
 /**
  * What a snapshot loads of each row, in this order (UserSnapshot reads the fields by position): what filters and
  * rankings read, and its revision (never the text). A turn's `last_char` is its text's last character, trailing
- * whitespace aside (asksQuestion's): enough to tell whether the turn asks.
+ * whitespace aside (asksQuestion's): enough to tell whether the turn asks. A vector comes as its codes (migration 27),
+ * or for a row written without them as the vector itself, which the load quantises.
  */
 const TURN_COLUMNS = `t.session_id, t.seq, t.agent_id, t.speaker, t.occurred_at, t.refers_from, t.refers_to, right(rtrim(t.text, ' \t\n\r\f\v'), 1) AS last_char,
-  t.embedding_model, t.vector, t.doc_len, t.rev, t.tsv`;
-const WINDOW_COLUMNS = `i.id, i.session_id, d."agentIds", d."seqRange", d."startedAt", i.embedding_model, i.content_vector, i.summary_vector, i.doc_len, i.rev, i.tsv`;
-/** An interaction's document is read once for the three fields (each `doc->` read, and decompressed, all of it again). */
-const WINDOWS = `interactions i, jsonb_to_record(i.doc) AS d("agentIds" jsonb, "seqRange" jsonb, "startedAt" text)`;
+  t.embedding_model, t.vector_codes, CASE WHEN t.vector_codes IS NULL THEN t.vector END, t.doc_len, t.rev, t.tsv`;
+const WINDOW_COLUMNS = `i.id, i.session_id, d."agentIds", d."seqRange", d."startedAt", i.embedding_model, i.content_codes, i.summary_codes,
+  CASE WHEN i.content_codes IS NULL THEN i.content_vector END, CASE WHEN i.summary_codes IS NULL THEN i.summary_vector END, i.doc_len, i.rev, i.tsv`;
+
+/** How a snapshot loads each kind of row: the statement's parts, the revision's field, and the snapshot's own. */
+interface RowLoad {
+  columns: string;
+  from: string;
+  alias: string;
+  revField: number;
+  rev(snapshot: UserSnapshot): number;
+  add(snapshot: UserSnapshot, rows: CopyRows): number | false;
+}
+const TURNS: RowLoad = { columns: TURN_COLUMNS, from: 'memory_turns t', alias: 't', revField: 12, rev: (s) => s.turnsRev, add: (s, rows) => s.addTurns(rows) };
+const WINDOWS: RowLoad = {
+  columns: WINDOW_COLUMNS,
+  // An interaction's document is read once for the three fields (each `doc->` read, and decompressed, all of it again).
+  from: `interactions i, jsonb_to_record(i.doc) AS d("agentIds" jsonb, "seqRange" jsonb, "startedAt" text)`,
+  alias: 'i',
+  revField: 11,
+  rev: (s) => s.windowsRev,
+  add: (s, rows) => s.addWindows(rows),
+};
 
 const revLiteral = (rev: number): string => {
   if (!Number.isSafeInteger(rev)) throw new Error(`A search revision is an integer: ${rev}`);
@@ -560,13 +585,13 @@ class UserSnapshot {
       const agentId = rows.text(2);
       const refersFrom = rows.timestamptz(5);
       const refersTo = rows.timestamptz(6);
-      const ok = this.turns.add(rows.text(0)!, rows.int4(1)!, agentId ? [agentId] : [], rows.timestamptz(4)!, rows.text(8)!, [rows.binary(9) ?? NO_BYTES], rows.binary(12), rows.int4(10) ?? 0, {
+      const ok = this.turns.add(rows.text(0)!, rows.int4(1)!, agentId ? [agentId] : [], rows.timestamptz(4)!, rows.text(8)!, [codesOf(rows.binary(9), rows.binary(10))], rows.binary(13), rows.int4(11) ?? 0, {
         speaker: rows.text(3)!,
         ...(refersFrom !== null && refersTo !== null && { refers: [refersFrom, refersTo] as const }),
         asks: asksQuestion(rows.text(7) ?? ''),
       });
       if (!ok) return false;
-      this.turnsRev = rows.int8(11)!;
+      this.turnsRev = rows.int8(12)!;
       added++;
     }
     return added;
@@ -583,13 +608,13 @@ class UserSnapshot {
         (rows.jsonb(2) as string[] | null) ?? [],
         Date.parse(rows.text(4)!),
         rows.text(5)!,
-        [rows.binary(6) ?? NO_BYTES, rows.binary(7) ?? NO_BYTES],
-        rows.binary(10),
-        rows.int4(8) ?? 0,
+        [codesOf(rows.binary(6), rows.binary(8)), codesOf(rows.binary(7), rows.binary(9))],
+        rows.binary(12),
+        rows.int4(10) ?? 0,
         { seqRange: rows.jsonb(3) as [number, number] },
       );
       if (!ok) return false;
-      this.windowsRev = rows.int8(9)!;
+      this.windowsRev = rows.int8(11)!;
       added++;
     }
     return added;
@@ -597,20 +622,26 @@ class UserSnapshot {
 }
 
 /**
- * pgvector's binary form (`vector_send`: dimensions and a reserved word as 16-bit integers, then big-endian float4s)
- * into `out`; false when it is not `out.length` long (another model's: never ranked). The floats are copied as bytes
- * and put in this machine's order in one call: reading them one by one cost a build more than parsing its rows.
+ * A vector's int8 codes: `stored` (vectorCodes'), or quantised from `vector`, pgvector's binary form, for a row written
+ * without them; empty for a NULL vector (never ranked). A view, valid until the next call: Int8Matrix.addCodes copies it.
  */
-function readVector(binary: Buffer, out: Float32Array): boolean {
-  if (binary.length < 4 + out.byteLength || binary.readUInt16BE(0) !== out.length) return false;
-  const bytes = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-  bytes.set(binary.subarray(4, 4 + out.byteLength));
+function codesOf(stored: Buffer | null, vector: Buffer | null): Int8Array {
+  if (stored) return new Int8Array(stored.buffer, stored.byteOffset, stored.byteLength);
+  // vector_send: dimensions and a reserved word as 16-bit integers, then big-endian float4s.
+  if (!vector || vector.length < 4 || vector.length !== 4 + 4 * vector.readUInt16BE(0)) return NO_CODES;
+  const dims = vector.readUInt16BE(0);
+  if (floats.length !== dims) [floats, codes] = [new Float32Array(dims), new Int8Array(dims)];
+  const bytes = Buffer.from(floats.buffer);
+  bytes.set(vector.subarray(4));
   if (LITTLE_ENDIAN) bytes.swap32();
-  return true;
+  quantise(floats, codes, 0);
+  return codes;
 }
 const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
-/** A NULL vector's bytes: never ranked. */
-const NO_BYTES = Buffer.alloc(0);
+const NO_CODES = new Int8Array(0);
+/** codesOf's scratch, for the rows written without codes. */
+let floats = new Float32Array(0);
+let codes = new Int8Array(0);
 
 /** Postings pack a row and a term frequency into one 32-bit integer: a row below 2^20, a frequency below 2^12. */
 const TF_BITS = 12;
@@ -652,7 +683,6 @@ export class Collection {
   private totalLength = 0;
   /** One per vector column, made by the first row (its size); a vector of another size is never ranked. */
   private matrices: Int8Matrix[] = [];
-  private scratch = new Float32Array(0);
   /** Per lexeme (its number in `lexicon`, which the user's other collection shares), the rows that hold it. */
   private readonly postings: Postings;
   /** Frequencies above TF_CAP, by row and lexeme (hardly ever used). */
@@ -678,9 +708,9 @@ export class Collection {
   }
 
   /**
-   * Adds a row with its vectors (pgvector's binary form, one per column), its tsvector's binary form (null: none), and
-   * what ranking reads of it: a turn's speaker, the period it refers to (milliseconds) and whether it asks, an interaction's seq range. False when the key is held already: a
-   * rewritten row, which the caller answers with a rebuild.
+   * Adds a row with its vectors' int8 codes (one per column; empty: none), its tsvector's binary form (null: none),
+   * and what ranking reads of it: a turn's speaker, the period it refers to (milliseconds) and whether it asks, an
+   * interaction's seq range. False when the key is held already: a rewritten row, which the caller answers with a rebuild.
    */
   add(
     sessionId: string,
@@ -688,7 +718,7 @@ export class Collection {
     agentIds: readonly string[],
     time: number,
     model: string,
-    vectors: readonly Buffer[],
+    vectors: readonly Int8Array[],
     tsv: Buffer | null,
     length: number,
     { speaker = '', refers = [NaN, NaN], asks = false, seqRange = [0, 0] }: { speaker?: string; refers?: readonly [number, number]; asks?: boolean; seqRange?: readonly [number, number] } = {},
@@ -728,14 +758,12 @@ export class Collection {
     let modelId = this.models.indexOf(model);
     if (modelId < 0) modelId = this.models.push(model) - 1;
     this.modelOf.push(modelId);
-    vectors.forEach((binary, column) => {
+    vectors.forEach((codes, column) => {
       if (this.matrices.length === 0) {
-        const dims = binary.length >= 4 ? binary.readUInt16BE(0) : 0;
-        this.matrices = Array.from({ length: this.vectorColumns }, () => new Int8Matrix(dims));
-        this.scratch = new Float32Array(dims);
+        this.matrices = Array.from({ length: this.vectorColumns }, () => new Int8Matrix(codes.length));
         this.matrices.forEach((m) => m.reserve(Math.max(this.expected, 64)));
       }
-      this.matrices[column]!.add(readVector(binary, this.scratch) ? this.scratch : []);
+      this.matrices[column]!.addCodes(codes);
     });
     this.lengths.push(length);
     this.totalLength += length;

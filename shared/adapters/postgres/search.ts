@@ -5,6 +5,7 @@ import { BM25 } from '../../domain/ranking.js';
 import { CopyRows } from './copy-binary.js';
 import type { Db, Queryable } from './db.js';
 import { asVector, vectorAt, vectorParam, vectorsParam } from './vector-params.js';
+import { codesAt, storedCodes } from './compact-vectors.js';
 import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRow, type WindowRow } from './search-hits.js';
 
 /**
@@ -257,14 +258,14 @@ export class PostgresSearchIndex implements SearchIndex {
            SELECT i.user_id, ${indexedForUser('i.user_id', '$19::int', 'count(*) - (SELECT count(*) FROM old o WHERE o.user_id = i.user_id)')} AS indexed
            FROM input i GROUP BY i.user_id
          ), upserted AS (
-           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector, vector_indexed)
+           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector, vector_codes, vector_indexed)
            SELECT user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to,
                   CASE WHEN match_rest IS NULL THEN to_tsvector('english', match_text) ELSE o2.tsv || o1.tsv || o0.tsv || to_tsvector('english', match_rest) END,
-                  doc_len, model, ${vectorAt('$15', 'vector_offset', 'vector_size')}, g.indexed
+                  doc_len, model, ${vectorAt('$15', 'vector_offset', 'vector_size')}, ${codesAt('$20', 'vector_offset', 'vector_size')}, g.indexed
            FROM input i JOIN grown g USING (user_id) LEFT JOIN own o0 ON o0.n = i.n LEFT JOIN own o1 ON o1.n = i.n - 1 LEFT JOIN own o2 ON o2.n = i.n - 2
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
-             embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector, vector_indexed = EXCLUDED.vector_indexed
+             embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector, vector_codes = EXCLUDED.vector_codes, vector_indexed = EXCLUDED.vector_indexed
            RETURNING user_id, doc_len
          ), added AS (
            SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
@@ -311,6 +312,7 @@ export class PostgresSearchIndex implements SearchIndex {
           rests,
           rests.map((_, i) => rests.slice(i, i + 3).some((rest) => rest !== null)),
           this.exactScanMaxRows,
+          storedCodes(this.db, turns.map((t) => t.vector)),
         ],
       ),
     );

@@ -8,6 +8,7 @@ import type { AppendOutcome, ChangeFeed, EventStore, InteractionStore, Projectio
 import type { Db } from './db.js';
 import { asRequest, inBackground, isBackground } from './priority-gate.js';
 import { vectorAt, vectorsParam } from './vector-params.js';
+import { codesAt, storedCodes } from './compact-vectors.js';
 import { EXACT_SCAN_MAX_ROWS, indexedForUser, PostgresSearchIndex, writeUsersRows } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
@@ -255,16 +256,19 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
     if (docs.length === 0) return;
-    const vectors = vectorsParam(docs.flatMap((d) => [d.contentVector, d.summaryVector]));
+    const windowVectors = docs.flatMap((d) => [d.contentVector, d.summaryVector]);
+    const vectors = vectorsParam(windowVectors);
     await writeUsersRows(this.db, docs.map((d) => d.userId), (q) =>
       q.query(
-        `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, tsv, vector_indexed)
+        `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, content_codes, summary_codes, tsv, vector_indexed)
          SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, ${vectorAt('$9', 'r.cv', 'r.cv_size')}, ${vectorAt('$9', 'r.sv', 'r.sv_size')},
+                ${codesAt('$13', 'r.cv', 'r.cv_size')}, ${codesAt('$13', 'r.sv', 'r.sv_size')},
                 to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary')), ${indexedForUser('r.user_id', '$12::int')}
          FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::int[], $8::int[], $10::int[], $11::int[])
            AS r(user_id, id, session_id, from_seq, doc, model, cv, sv, cv_size, sv_size)
          ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
-           content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, tsv = EXCLUDED.tsv, vector_indexed = EXCLUDED.vector_indexed`,
+           content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, content_codes = EXCLUDED.content_codes,
+           summary_codes = EXCLUDED.summary_codes, tsv = EXCLUDED.tsv, vector_indexed = EXCLUDED.vector_indexed`,
         [
           docs.map((d) => d.userId),
           docs.map((d) => d.id),
@@ -278,6 +282,7 @@ export class PostgresInteractionStore implements InteractionStore {
           docs.map((_, i) => vectors.sizes[2 * i]),
           docs.map((_, i) => vectors.sizes[2 * i + 1]),
           this.exactScanMaxRows,
+          storedCodes(this.db, windowVectors),
         ],
       ),
     );

@@ -1,5 +1,7 @@
 /** PostgreSQL's type OID of `float4[]` (built in, the same in every database). */
 export const FLOAT4_ARRAY_OID = 1021;
+/** `bytea`'s type OID (vectorCodes). */
+export const BYTEA_OID = 17;
 
 /**
  * Vectors as statement parameters: all of them in one `float4[]` in PostgreSQL's binary array format, with each

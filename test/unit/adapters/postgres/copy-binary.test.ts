@@ -64,6 +64,18 @@ describe("PostgreSQL's binary COPY format", () => {
     expect(rows.count()).toBe(2);
   });
 
+  it("given rows, reads the last row's int8 field without moving, and null without rows", () => {
+    const rows = new CopyRows(copy([[Buffer.from('a'), int64(7n)], [null, int64(2n ** 41n)], [Buffer.from('longer'), null]]));
+    expect(rows.lastInt8(1)).toBeNull(); // NULL in the last row
+    const revs = new CopyRows(copy([[Buffer.from('a'), int64(7n)], [null, int64(2n ** 41n)]]));
+    expect(revs.lastInt8(1)).toBe(2 ** 41);
+    expect(() => revs.lastInt8(2)).toThrow(/no field 2/);
+    expect(revs.next()).toBe(true);
+    expect(revs.int8(1)).toBe(7); // still at the first row
+    expect(new CopyRows(copy([])).lastInt8(0)).toBeNull();
+    expect(rows.count()).toBe(3);
+  });
+
   it('given no rows, reads none; given other bytes or cut data, fails', () => {
     expect(new CopyRows(copy([])).next()).toBe(false);
     expect(new CopyRows(copy([])).count()).toBe(0);
