@@ -416,12 +416,13 @@ describe('in-process search snapshots (PGlite)', () => {
   }, 60_000);
 
   it("load the vectors' codes written with them, and a row written without codes from its vector, to the same ranking", async () => {
-    const { db, sql, vector } = await corpus(['u'], 40);
+    const { db, sql, vector } = await corpus(['u'], 120);
     // The codes are vectorCodes' of the vectors stored: a load of either gives the same snapshot.
     const [turn] = await db.query<{ vector: string; codes: Uint8Array }>(`SELECT vector::text AS vector, vector_codes AS codes FROM memory_turns WHERE user_id = 'u' AND seq = 1`);
     expect(Buffer.from(turn!.codes)).toEqual(vectorCodes([JSON.parse(turn!.vector) as number[]]));
     expect(await db.query(`SELECT count(*)::int AS n FROM interactions WHERE content_codes IS NULL OR summary_codes IS NULL`)).toEqual([{ n: 0 }]);
-    const queries = QUERIES.map((text): SearchQuery => ({ userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 15, filters: {} }));
+    // Few candidates for the exact re-rank (4 of 30 windows): the codes decide which.
+    const queries = QUERIES.map((text): SearchQuery => ({ userId: 'u', text, vector: { model: MODEL, values: vector() }, limit: 3, filters: {} }));
     const rankings = async () => {
       const snapshot = snapshots(db, 10_000);
       expect(await snapshot.warm('u')).toBe(true);

@@ -622,26 +622,23 @@ class UserSnapshot {
 }
 
 /**
- * A vector's int8 codes: `stored` (vectorCodes'), or quantised from `vector`, pgvector's binary form, for a row written
- * without them; empty for a NULL vector (never ranked). A view, valid until the next call: Int8Matrix.addCodes copies it.
+ * A vector's int8 codes: a view of `stored` (vectorCodes'), or for a row written without them new codes quantised from
+ * `vector`, pgvector's binary form; empty for a NULL vector (never ranked).
  */
 function codesOf(stored: Buffer | null, vector: Buffer | null): Int8Array {
   if (stored) return new Int8Array(stored.buffer, stored.byteOffset, stored.byteLength);
   // vector_send: dimensions and a reserved word as 16-bit integers, then big-endian float4s.
   if (!vector || vector.length < 4 || vector.length !== 4 + 4 * vector.readUInt16BE(0)) return NO_CODES;
-  const dims = vector.readUInt16BE(0);
-  if (floats.length !== dims) [floats, codes] = [new Float32Array(dims), new Int8Array(dims)];
+  const floats = new Float32Array(vector.readUInt16BE(0));
   const bytes = Buffer.from(floats.buffer);
   bytes.set(vector.subarray(4));
   if (LITTLE_ENDIAN) bytes.swap32();
+  const codes = new Int8Array(floats.length);
   quantise(floats, codes, 0);
   return codes;
 }
 const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 const NO_CODES = new Int8Array(0);
-/** codesOf's scratch, for the rows written without codes. */
-let floats = new Float32Array(0);
-let codes = new Int8Array(0);
 
 /** Postings pack a row and a term frequency into one 32-bit integer: a row below 2^20, a frequency below 2^12. */
 const TF_BITS = 12;
