@@ -82,6 +82,8 @@ export interface Embedder {
   embed(texts: readonly string[]): Promise<number[][]>;
   /** Whether `embed` would answer `text` from memory, with no model call (an adapter that remembers texts it embedded). */
   remembers?(text: string): boolean;
+  /** Loads and runs a model held in the process (the offline encoder) ahead of the first call, which would pay for it. */
+  warmUp?(): Promise<void>;
 }
 
 /**

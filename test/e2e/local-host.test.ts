@@ -2,13 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EmbeddingBatcher } from '../../shared/adapters/batching/embedding-batcher.js';
 import { MemoryClient, type SessionEventsPage } from '../../shared/client/index.js';
 import { startLocalHost } from '../../shared/platform/local-host/host.js';
 
 type Host = Awaited<ReturnType<typeof startLocalHost>>;
 const dataDir = mkdtempSync(join(tmpdir(), 'memory-e2e-'));
 let host: Host;
+/** Whether the encoder's warm-up had finished when the host's start returned (it listens then). */
+let warmedAtStart: boolean | undefined;
 /**
  * The TypeScript client on the host's URL (a restart moves the host to a new port, and the client with it). One attempt
  * per request: a 429 or 503 the client would otherwise retry must fail these tests, as it did over raw fetch.
@@ -19,7 +22,14 @@ const connect = () => new MemoryClient({ baseUrl: host.url, retry: { maxAttempts
 beforeAll(async () => {
   process.env.MEMORY_DATA_DIR = dataDir;
   process.env.PUMP_INTERVAL_MS = '20';
+  let warmed = false;
+  const warmUp = EmbeddingBatcher.prototype.warmUp;
+  const spy = vi.spyOn(EmbeddingBatcher.prototype, 'warmUp').mockImplementation(function (this: EmbeddingBatcher) {
+    return warmUp.call(this).then(() => void (warmed = true));
+  });
   host = await startLocalHost({ port: 0 });
+  warmedAtStart = spy.mock.calls.length === 1 && warmed;
+  spy.mockRestore();
   memory = connect();
 });
 afterAll(async () => {
@@ -56,6 +66,10 @@ const turnSeqs = (events: StreamEvent[]) => new Map(events.flatMap((e) => (e.typ
 const windows = (events: StreamEvent[]) => events.flatMap((e) => (e.type === 'InteractionSummarised' ? [[e.data.fromSeq, e.data.toSeq]] : []));
 
 describe('local host over HTTP', () => {
+  it('warms the offline encoder before it listens, so that no first request waits for the model', async () => {
+    expect(warmedAtStart).toBe(true);
+  });
+
   it('serves health and answers unknown routes with problem+json', async () => {
     expect(await memory.health()).toMatchObject({ status: 'ok', storage: 'pglite' });
     const missing = await api('v1/nothing');

@@ -5,6 +5,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createLocalModels, LocalChatModel, ModelThread, ModelThreadPool, SentenceEncoderEmbedder } from '../../shared/adapters/local-models/index.js';
 import { UsageMeter } from '../../shared/application/metering.js';
+import { EmbeddingBatcher } from '../../shared/adapters/batching/embedding-batcher.js';
 import type { ChatTaskInput, ChatTaskName } from '../../shared/application/model-tasks.js';
 import type { ChatMessage, ToolDefinition } from '../../shared/application/ports.js';
 import { periodReferredTo } from '../../shared/domain/time-expressions.js';
@@ -309,5 +310,20 @@ describe('ModelThreadPool with stand-in workers', () => {
       await pool.close();
     }
     await expect(pool.solve('sessionSummary', { conversation: 'x' })).rejects.toMatchObject({ message: expect.stringContaining('closed') });
+  });
+
+  it('given a warm-up, then the model is loaded and run on every thread before it resolves, and no call is metered', async () => {
+    const pool = new ModelThreadPool(2, { entry: stub });
+    const meter = new UsageMeter();
+    try {
+      const embedder = new EmbeddingBatcher(new SentenceEncoderEmbedder({ meter, load: pool.encoder, concurrency: pool.size }), { maxTexts: 32, concurrency: 4 });
+      const ran = pool.threads.map((t) => vi.spyOn(t, 'embed'));
+      await embedder.warmUp();
+      expect(pool.starts).toBe(2);
+      expect(ran.map((spy) => spy.mock.calls.length)).toEqual([1, 1]);
+      expect(meter.snapshot().embed).toBeUndefined();
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -77,6 +77,10 @@ export class EmbeddingBatcher implements Embedder {
     if (!(options.maxTexts >= 1 && options.concurrency >= 1)) throw new RangeError('EmbeddingBatcher needs maxTexts and concurrency of at least 1');
   }
 
+  warmUp(): Promise<void> {
+    return this.inner.warmUp?.() ?? Promise.resolve();
+  }
+
   async embed(texts: readonly string[]): Promise<number[][]> {
     // This caller's vectors, the remembered ones first: held here, as other callers may push them out of memory meanwhile.
     const unique = [...new Set(texts)];

@@ -53,7 +53,7 @@ lowerPriority((workerData as ModelThreadData).nice);
 
 // Each part loads after the guard (so nothing it loads can open a socket either), and only what that part needs:
 // TensorFlow and the weights for embeddings on the first `load` or `embed`, compromise for the chat tasks on the first
-// task or right after the model's `load`, compromise-dates on the first `periods` (with hosted models, all it loads).
+// task or with the model's `load`, compromise-dates on the first `periods` (with hosted models, all it loads).
 let encoder: Promise<EncoderModel> | undefined;
 const loadEncoder = () =>
   (encoder ??= import('./use-lite.js')
@@ -69,9 +69,10 @@ async function handle(request: ModelRequest): Promise<ModelReply> {
   switch (request.op) {
     case 'load':
       await loadEncoder();
-      // The chat rules too, once the model is answered for: a thread's first chat task would otherwise load them
-      // (0.7 s) while a projection waits on it. A failed load is retried by that first task.
-      setImmediate(() => void tasks().catch(() => undefined));
+      // The chat rules too, before the load is answered: loaded later, they held the thread's next requests (a search's
+      // query waited 140-400 ms after a start) as a thread's first chat task would hold a projection. A failed load is
+      // retried by that first task.
+      await tasks().catch(() => undefined);
       return { id: request.id, ok: true };
     case 'embed': {
       const rows = await (await loadEncoder()).embed(request.texts);

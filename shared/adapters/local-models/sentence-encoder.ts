@@ -35,6 +35,9 @@ const DIMENSIONS = 512;
  * bits, by up to about 2e-7). Each `embed` call is recorded as one `embed` usage (token counts estimated, latency
  * including any load).
  */
+/** What warmUp embeds on each thread: a query's length and a turn's. */
+const WARM_UP_TEXTS = ['What did we decide about the trip?', 'We talked for an hour about the new job, the move to another city next spring and what it means for the family.'];
+
 export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   readonly model = SENTENCE_ENCODER_MODEL;
   readonly dimensions = DIMENSIONS;
@@ -55,9 +58,14 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
     this.inFlight = Math.max(this.concurrency, options.inFlight ?? this.concurrency);
   }
 
-  /** Loads the model now instead of on the first `embed` (e.g. to keep the load out of a first request). */
+  /**
+   * Loads the model now instead of on the first `embed`, and runs it on every thread: a thread's first inferences of a
+   * size took several times as long as later ones (a search after a restart waited 3 s for the load, then 60-300 ms
+   * for its query's vector). Not metered: no caller's call.
+   */
   async warmUp(): Promise<void> {
-    await this.encoder();
+    const encoder = await this.encoder();
+    await Promise.all(Array.from({ length: this.concurrency }, () => encoder.embed(WARM_UP_TEXTS)));
   }
 
   async embed(texts: readonly string[]): Promise<number[][]> {

@@ -57,6 +57,8 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
     throw error;
   });
   useRuntime(runtime);
+  // An offline model is loaded while the functions load, so the first request after a start does not wait for it.
+  const warming = runtime.embedder.warmUp?.().catch((error: unknown) => console.error(`The embedder's warm-up failed: ${error instanceof Error ? error.message : String(error)}`));
   disableAzureRegistration();
   const functions = await loadFunctions();
 
@@ -96,6 +98,7 @@ export async function startLocalHost(overrides: { port?: number; durable?: Runne
     aliases: { '/mcp': '/api/mcp' },
     onHandled: (name) => (name === 'http-turns-append' || name === 'http-mcp') && pumps.forEach((p) => p.wake()),
   });
+  await warming;
   await new Promise<void>((resolve) => server.listen(overrides.port ?? config.PORT, config.HOST, resolve));
   // Background work: on PGlite, requests' statements go first (priority-gate.ts). Started after listen, whose
   // connections must not inherit it.
