@@ -32,22 +32,28 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   const speakers = await deps.search.speakers(userId);
   const named = namedParticipant(body.query, speakers);
   const text = withoutParticipantNames(body.query, speakers);
-  const vector = retrievers.includes('vector') ? await queryVector(deps, text, answerStatement(body.query, speakers)) : undefined;
   const query: SearchQuery = {
     userId,
     text,
-    ...(vector && { vector: { model: deps.embedder.model, values: vector } }),
     limit: candidatePool(topK),
     filters: { ...(body.sessionId && { sessionId: body.sessionId }), ...(body.agentId && { agentId: body.agentId }), ...(body.from && { from: body.from }), ...(body.to && { to: body.to }) },
   };
+  // The query's vector is computed while the full-text lists, which need none, run: an embedding (a model thread's
+  // inference, a hosted endpoint's round trip) took as long as a search's ranking or longer.
+  const withVector: Promise<SearchQuery> = retrievers.includes('vector')
+    ? queryVector(deps, text, answerStatement(body.query, speakers)).then((vector) => (vector ? { ...query, vector: { model: deps.embedder.model, values: vector } } : query))
+    : Promise.resolve(query);
+  const queryFor = async (ranking: Ranking) => (ranking === 'fulltext' ? query : withVector);
 
   const windowRankings: Ranking[] = [...retrievers, ...(retrievers.includes('vector') ? (['summaryVector'] as const) : [])];
   const detail = deps.detail;
   const searches = Promise.all([
-    sources.has('turns') ? Promise.all(retrievers.map((r) => deps.search.turns(query, r))) : Promise.resolve([] as TurnHit[][]),
-    sources.has('turns') || sources.has('interactions') ? Promise.all(windowRankings.map((r) => deps.search.interactions(query, r))) : Promise.resolve([] as WindowHit[][]),
+    sources.has('turns') ? Promise.all(retrievers.map(async (r) => deps.search.turns(await queryFor(r), r))) : Promise.resolve([] as TurnHit[][]),
+    sources.has('turns') || sources.has('interactions')
+      ? Promise.all(windowRankings.map(async (r) => deps.search.interactions(await queryFor(r), r)))
+      : Promise.resolve([] as WindowHit[][]),
     sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, reader, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
-    insightAndSummaryLists(deps, query, retrievers, sources),
+    withVector.then((q) => insightAndSummaryLists(deps, q, retrievers, sources)),
   ]);
   // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last week")
   // are the asker's, so read from now (reading them from the user's latest turn measured worse: README, Fact search).
