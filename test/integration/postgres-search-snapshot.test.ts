@@ -431,7 +431,7 @@ describe('in-process search snapshots (PGlite)', () => {
       return lists;
     };
     const withCodes = await rankings();
-    // As rows written before migration 27, or by a server: half of them without codes.
+    // As rows written before migration 27: half of them without codes.
     await db.exec(`UPDATE memory_turns SET vector_codes = NULL WHERE seq % 2 = 0; UPDATE interactions SET content_codes = NULL, summary_codes = NULL WHERE from_seq % 8 = 1`);
     expect(await rankings()).toEqual(withCodes);
     let k = 0;

@@ -699,7 +699,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     sql: `
       -- A snapshot (search-snapshot.ts, PGlite only) holds each vector as int8 codes. Read as pgvector's floats, the
       -- vectors were most of a build's bytes, and quantised on the service's thread. PGlite writes the codes with the
-      -- vectors (vectorCodes); a row without them (written before, or by a server) is loaded from its vector as before.
+      -- vectors (vectorCodes); a row without them (written before this migration) is loaded from its vector as before.
       -- MAIN, as the vectors: kept in the row, where a snapshot's read finds them.
       ALTER TABLE memory_turns ADD COLUMN vector_codes bytea;
       ALTER TABLE memory_turns ALTER COLUMN vector_codes SET STORAGE MAIN, ALTER COLUMN vector_codes SET STATISTICS 0;
