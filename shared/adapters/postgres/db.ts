@@ -33,9 +33,10 @@ export interface OpenPgliteOptions extends PgliteOptions {
 /** PGlite with pgvector and btree_gin (pglite.ts), on this thread or on its own. */
 export async function openPglite(dataDir: string | undefined, options: OpenPgliteOptions = {}): Promise<Db> {
   if (options.ownThread) return openPgliteThread(dataDir, options);
-  const { pglite, queryOptions } = await createPglite(dataDir, options);
-  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params, queryOptions)).rows,
+  const { pglite, statements } = await createPglite(dataDir, options);
+  // A transaction's statements run on its connection, which is PGlite's one: prepared statements serve it too.
+  const wrap = (q: Pick<PGlite, 'exec'>): Queryable => ({
+    query: <T>(sql: string, params?: unknown[]) => statements.query<T>(sql, params),
     exec: async (sql) => void (await q.exec(sql)),
   });
   // Requests' operations go before the background's (priority-gate.ts); inside a transaction, statements are its own.

@@ -18,7 +18,7 @@ const endings = new Map<number, (end: Extract<PgliteRequest, { op: 'end' }>) => 
 let draining = false;
 
 try {
-  const { pglite, queryOptions } = await createPglite(dataDir, options);
+  const { pglite, statements } = await createPglite(dataDir, options);
   /** A transaction's end asked for a rollback (not an error of its own). */
   const ROLLBACK = Symbol('rollback');
 
@@ -60,10 +60,11 @@ try {
         });
     });
 
-  const run = (request: Queued, on: Pick<Transaction, 'query' | 'exec'> = pglite): Promise<void> => {
+  const run = (request: Queued, on: Pick<Transaction, 'exec'> = pglite): Promise<void> => {
     switch (request.op) {
       case 'query':
-        return answer(request.id, async () => (await on.query(request.sql, request.params?.map(asBuffer), queryOptions)).rows);
+        // A transaction's statements run on PGlite's one connection too: prepared statements serve them.
+        return answer(request.id, () => statements.query(request.sql, request.params?.map(asBuffer)));
       case 'exec':
         return answer(request.id, async () => void (await on.exec(request.sql)));
       case 'copy':
