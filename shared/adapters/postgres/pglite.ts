@@ -63,7 +63,7 @@ export class PreparedStatements {
     } catch (error) {
       // A statement prepared before its table changed is prepared again, unless a transaction it was part of failed.
       if (!isCode(error, FEATURE_NOT_SUPPORTED) || !this.prepared.has(sql) || this.pglite.isInTransaction()) throw error;
-      await this.close(sql);
+      await this.pglite.runExclusive(() => this.close(sql));
       return this.run<T>(sql, params);
     }
   }
@@ -93,7 +93,7 @@ export class PreparedStatements {
   private async prepare(sql: string): Promise<{ name: string; types: number[] }> {
     const { serialize } = this.module.protocol;
     const oldest = this.prepared.size >= MAX_PREPARED ? this.prepared.keys().next().value : undefined;
-    if (oldest !== undefined) await this.close(oldest, false);
+    if (oldest !== undefined) await this.close(oldest);
     const name = `s${++this.named}`;
     const { messages } = await this.pglite.execProtocol(concat([serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync()]), {
       syncToFs: false,
@@ -103,13 +103,13 @@ export class PreparedStatements {
     return statement;
   }
 
-  private async close(sql: string, exclusive = true): Promise<void> {
+  /** Closes the statement prepared for `sql`; the caller holds PGlite's statement lock. */
+  private async close(sql: string): Promise<void> {
     const statement = this.prepared.get(sql);
     if (!statement) return;
     this.prepared.delete(sql);
     const { serialize } = this.module.protocol;
-    const closing = () => this.pglite.execProtocol(concat([serialize.close({ type: 'S', name: statement.name }), serialize.sync()]), { syncToFs: false });
-    await (exclusive ? this.pglite.runExclusive(closing) : closing());
+    await this.pglite.execProtocol(concat([serialize.close({ type: 'S', name: statement.name }), serialize.sync()]), { syncToFs: false });
   }
 }
 
