@@ -36,6 +36,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     userId,
     text,
     limit: candidatePool(topK),
+    search: {},
     filters: { ...(body.sessionId && { sessionId: body.sessionId }), ...(body.agentId && { agentId: body.agentId }), ...(body.from && { from: body.from }), ...(body.to && { to: body.to }) },
   };
   // The query's vector is computed while the full-text lists, which need none, run: an embedding (a model thread's
@@ -53,7 +54,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
       ? Promise.all(windowRankings.map(async (r) => deps.search.interactions(await queryFor(r), r)))
       : Promise.resolve([] as WindowHit[][]),
     sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, reader, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
-    withVector.then((q) => insightAndSummaryLists(deps, q, retrievers, sources)),
+    insightAndSummaryLists(deps, query, withVector, retrievers, sources),
   ]);
   // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last week")
   // are the asker's, so read from now (reading them from the user's latest turn measured worse: README, Fact search).
@@ -145,19 +146,23 @@ function withShown<H extends TurnHit | WindowHit>(lists: readonly H[][], idOf: (
 }
 
 /**
- * Insights and session summaries: one ranked list per retriever from each store, best first. The stores apply the
- * filters and skip superseded and merged insights.
+ * Insights and session summaries: one ranked list per retriever from each store, best first. The summaries' full-text
+ * list starts at once; the insights' lists wait for the query's vector together (one call: on Cosmos DB both share
+ * the reads that follow them). The stores apply the filters and skip superseded and merged insights.
  */
 async function insightAndSummaryLists(
   deps: SearchDeps,
   query: SearchQuery,
+  withVector: Promise<SearchQuery>,
   retrievers: readonly Retriever[],
   sources: ReadonlySet<FactSource>,
 ): Promise<{ insights: InsightHit[][]; summaries: SessionSummaryHit[][] }> {
   const { insights, directory } = deps;
   const [insightLists, summaryLists] = await Promise.all([
-    sources.has('insights') && insights ? insights.search(query, retrievers) : Promise.resolve([] as InsightHit[][]),
-    sources.has('sessionSummaries') && directory ? Promise.all(retrievers.map((r) => directory.searchSummaries(query, r))) : Promise.resolve([] as SessionSummaryHit[][]),
+    sources.has('insights') && insights ? withVector.then((q) => insights.search(q, retrievers)) : Promise.resolve([] as InsightHit[][]),
+    sources.has('sessionSummaries') && directory
+      ? Promise.all(retrievers.map(async (r) => directory.searchSummaries(r === 'fulltext' ? query : await withVector, r)))
+      : Promise.resolve([] as SessionSummaryHit[][]),
   ]);
   return { insights: insightLists, summaries: summaryLists };
 }

@@ -35,6 +35,11 @@ export interface SearchQuery {
   vector?: { model: string; values: number[] };
   limit: number;
   filters: SearchFilters;
+  /**
+   * One object shared by the lists of one search (fact search sets it): an index that keeps a copy of the rows may
+   * bring it up to date once per search rather than once per list (search snapshots).
+   */
+  search?: object;
 }
 
 /**

@@ -369,6 +369,39 @@ describe('in-process search snapshots (PGlite)', () => {
     await db.close();
   }, 60_000);
 
+  it("bring the snapshot up to date once a search: its vector lists, started after its full-text lists, rank the same rows", async () => {
+    const { db, write, vector } = await corpus(['u'], 40);
+    const { db: recorded, log } = recording(db);
+    const snapshot = snapshots(recorded, 10_000);
+    await snapshot.warm('u');
+    // The revision check that tells a held snapshot's refresh what to load, after the build's own.
+    const built = log.length;
+    const heads = () => log.slice(built).filter((s) => /SELECT max\(rev\) FROM memory_turns/.test(s)).length;
+    const vectorKeys = async (query: SearchQuery) => keys(await ranked(snapshot, { ...query, vector: { model: MODEL, values: queryVector } }, ['turns', 'vector']));
+    const queryVector = vector();
+    const first: SearchQuery = { userId: 'u', text: 'painting lake', limit: 200, filters: {}, search: {} };
+    await Promise.all([ranked(snapshot, first, ['turns', 'fulltext']), ranked(snapshot, first, ['interactions', 'fulltext'])]);
+    expect(heads()).toBe(1);
+
+    // Written between the search's full-text lists and its vector lists: not in them, and not read for them.
+    await write('u', 40, 60);
+    const before = await vectorKeys(first);
+    expect(heads()).toBe(1);
+    expect(before).toHaveLength(40);
+    // The next search sees the new rows.
+    const next = await vectorKeys({ ...first, search: {} });
+    expect(heads()).toBe(2);
+    expect(next).toHaveLength(60);
+
+    // A snapshot dropped meanwhile (a forget evicts it) is not searched: the search's later lists rank in SQL.
+    snapshot.evict('u');
+    const nearest = log.filter((s) => /memory_nearest/.test(s)).length;
+    expect(await vectorKeys(first)).toHaveLength(60);
+    expect(log.filter((s) => /memory_nearest/.test(s)).length).toBe(nearest + 1);
+    await snapshot.close();
+    await db.close();
+  }, 60_000);
+
   it('leave a user larger than their rows to SQL, and keep the most recently searched users', async () => {
     const { db } = await corpus(['big', 'a', 'b'], 40);
     const { db: recorded, log } = recording(db);

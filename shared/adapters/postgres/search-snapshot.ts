@@ -121,12 +121,12 @@ export class SnapshotSearchIndex implements SearchIndex {
 
   private async rankTurns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]> {
     if (retriever === 'vector') {
-      const snapshot = await this.snapshots.ready(query.userId);
+      const snapshot = await this.snapshots.ready(query);
       if (!snapshot) return this.sql.turns(query, retriever);
       const turns = snapshot.turns;
       return (await this.rerank(query, 'turns', turns, turns.candidates(query, 0, rerankPool(query.limit)), 0)).map((row) => turns.turnHit(row));
     }
-    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
+    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query), this.snapshots.lexemes(query)]);
     if (!snapshot) return this.sql.turns(query, retriever);
     const turns = snapshot.turns;
     return turns.bm25(query, lexemes).map((row) => turns.turnHit(row));
@@ -134,13 +134,13 @@ export class SnapshotSearchIndex implements SearchIndex {
 
   private async rankWindows(query: SearchQuery, retriever: Retriever | 'summaryVector'): Promise<WindowHit[]> {
     if (retriever !== 'fulltext') {
-      const snapshot = await this.snapshots.ready(query.userId);
+      const snapshot = await this.snapshots.ready(query);
       if (!snapshot) return this.sql.interactions(query, retriever);
       const column = retriever === 'vector' ? 0 : 1;
       const windows = snapshot.windows;
       return (await this.rerank(query, 'windows', windows, windows.candidates(query, column, rerankPool(query.limit)), column)).map((row) => windows.windowHit(row));
     }
-    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query.userId), this.snapshots.lexemes(query)]);
+    const [snapshot, lexemes] = await Promise.all([this.snapshots.ready(query), this.snapshots.lexemes(query)]);
     if (!snapshot) return this.sql.interactions(query, retriever);
     const windows = snapshot.windows;
     return windows.bm25(query, lexemes).map((row) => windows.windowHit(row));
@@ -263,6 +263,8 @@ interface Build {
 class SearchSnapshots {
   private readonly snapshots = new Map<string, UserSnapshot>();
   private readonly refreshing = new Map<string, Promise<UserSnapshot | null>>();
+  /** Each search's refresh (SearchQuery.search), for its later lists. */
+  private readonly searches = new WeakMap<object, Promise<UserSnapshot | null>>();
   private readonly builds = new Map<string, Build>();
   private readonly warming = new Set<Promise<string[]>>();
   /** Lists of searches in flight, and builds waiting for them to finish. */
@@ -280,10 +282,20 @@ class SearchSnapshots {
   ) {}
 
   /**
-   * The user's snapshot, brought up to date (the lists of one search share one refresh); null when it is not held: a
-   * build then starts in the background, and the caller ranks in SQL.
+   * The query's user's snapshot, brought up to date; null when it is not held: a build then starts in the background,
+   * and the caller ranks in SQL. The lists of one search share one refresh: those in flight together, and those of the
+   * same `query.search` (a search's vector lists start after its query is embedded, when the full-text lists' refresh
+   * is done), unless the snapshot was dropped meanwhile (a forget evicts it).
    */
-  ready(userId: string): Promise<UserSnapshot | null> {
+  ready({ userId, search }: SearchQuery): Promise<UserSnapshot | null> {
+    const earlier = search && this.searches.get(search);
+    if (earlier) return earlier.then((held) => (held && this.snapshots.get(userId) === held ? held : this.refreshed(userId)));
+    const pending = this.refreshed(userId);
+    if (search) this.searches.set(search, pending);
+    return pending;
+  }
+
+  private refreshed(userId: string): Promise<UserSnapshot | null> {
     const snapshot = this.snapshots.get(userId);
     if (!snapshot) {
       this.startBuild(userId);

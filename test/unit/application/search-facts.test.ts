@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import type { Deps } from '../../../shared/application/ports.js';
 import type { SearchIndex, SearchQuery } from '../../../shared/application/search-ports.js';
 import { searchFacts } from '../../../shared/application/search-facts.js';
 
 const MODEL = 'test-model';
 
 describe('fact search', () => {
-  it('runs the full-text lists while the query is embedded, and the vector lists with its vector', async () => {
+  it("runs the full-text lists while the query is embedded (the insights' with their vector list), and the vector lists with its vector, all of one search", async () => {
     const calls: string[] = [];
+    const searches = new Set<object | undefined>();
     let embedded!: (vectors: number[][]) => void;
     const embedder = {
       model: MODEL,
@@ -18,6 +20,7 @@ describe('fact search', () => {
     };
     const list = (kind: string) => async (query: SearchQuery, ranking: string) => {
       calls.push(`${kind} ${ranking}${query.vector ? ' with the vector' : ''}`);
+      searches.add(query.search);
       return [];
     };
     const search: SearchIndex = {
@@ -28,16 +31,29 @@ describe('fact search', () => {
       interactions: list('interactions'),
       show: async (_userId, hits) => ({ turns: [...hits.turns], interactions: [...hits.interactions] }),
     };
+    const insights = { search: async (query: SearchQuery, rankings: string[]) => Promise.all(rankings.map((r) => list('insights')(query, r))) } as unknown as Deps['insights'];
+    const directory = { searchSummaries: list('summaries') } as unknown as Deps['directory'];
     const searching = searchFacts(
-      { search, embedder, memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 }, clock: { now: () => new Date('2026-01-01T00:00:00Z') } },
+      { search, embedder, insights, directory, memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 }, clock: { now: () => new Date('2026-01-01T00:00:00Z') } },
       'u',
-      { query: 'painting at the lake', mode: 'search', sources: ['turns', 'interactions'] },
+      { query: 'painting at the lake', mode: 'search', sources: ['turns', 'interactions', 'insights', 'sessionSummaries'] },
     );
     await new Promise((resolve) => setImmediate(resolve));
-    // Before the vector: the embedding asked for, and both full-text lists under way.
-    expect(calls.sort()).toEqual(['embed 1', 'interactions fulltext', 'turns fulltext']);
+    // Before the vector: the embedding asked for, and the full-text lists under way but the insights' (which go with
+    // the insights' vector list, in one call).
+    expect(calls.sort()).toEqual(['embed 1', 'interactions fulltext', 'summaries fulltext', 'turns fulltext']);
     embedded([[1, 0]]);
     expect(await searching).toMatchObject({ facts: [] });
-    expect(calls.slice(3).sort()).toEqual(['interactions summaryVector with the vector', 'interactions vector with the vector', 'turns vector with the vector']);
+    expect(calls.slice(4).sort()).toEqual([
+      'insights fulltext with the vector',
+      'insights vector with the vector',
+      'interactions summaryVector with the vector',
+      'interactions vector with the vector',
+      'summaries vector with the vector',
+      'turns vector with the vector',
+    ]);
+    // Every list carries the one search it belongs to (an index may bring its copy of the rows up to date once a search).
+    expect(searches.size).toBe(1);
+    expect([...searches][0]).toBeTypeOf('object');
   });
 });
