@@ -9,6 +9,9 @@ import type { InsightHit, SearchQuery, SessionSummaryHit, TurnHit, WindowHit } f
 import type { Viewer } from '../domain/scopes.js';
 import { searchMemories, type ArtifactDeps, type MemoryHit } from './artifacts.js';
 
+/** The sources ranked by vector as well as by full text. */
+const VECTOR_SOURCES: readonly FactSource[] = ['turns', 'interactions', 'insights', 'sessionSummaries'];
+
 type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Partial<Pick<ArtifactDeps, 'detail'>> & Partial<Pick<Deps, 'insights' | 'directory'>>;
 
 /**
@@ -40,10 +43,14 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     filters: { ...(body.sessionId && { sessionId: body.sessionId }), ...(body.agentId && { agentId: body.agentId }), ...(body.from && { from: body.from }), ...(body.to && { to: body.to }) },
   };
   // The query's vector is computed while the full-text lists, which need none, run: an embedding (a model thread's
-  // inference, a hosted endpoint's round trip) took as long as a search's ranking or longer.
-  const withVector: Promise<SearchQuery> = retrievers.includes('vector')
+  // inference, a hosted endpoint's round trip) took as long as a search's ranking or longer. Only a source with vector
+  // lists asks for it (artifacts have none).
+  const vectorSources = VECTOR_SOURCES.some((s) => sources.has(s));
+  const withVector: Promise<SearchQuery> = retrievers.includes('vector') && vectorSources
     ? queryVector(deps, text, answerStatement(body.query, speakers)).then((vector) => (vector ? { ...query, vector: { model: deps.embedder.model, values: vector } } : query))
     : Promise.resolve(query);
+  // Awaited by the vector lists; should none run (a source's store absent), a failed embedding is still handled.
+  withVector.catch(() => undefined);
   const queryFor = async (ranking: Ranking) => (ranking === 'fulltext' ? query : withVector);
 
   const windowRankings: Ranking[] = [...retrievers, ...(retrievers.includes('vector') ? (['summaryVector'] as const) : [])];

@@ -377,8 +377,8 @@ describe('in-process search snapshots (PGlite)', () => {
     // The revision check that tells a held snapshot's refresh what to load, after the build's own.
     const built = log.length;
     const heads = () => log.slice(built).filter((s) => /SELECT max\(rev\) FROM memory_turns/.test(s)).length;
-    const vectorKeys = async (query: SearchQuery) => keys(await ranked(snapshot, { ...query, vector: { model: MODEL, values: queryVector } }, ['turns', 'vector']));
     const queryVector = vector();
+    const vectorKeys = async (query: SearchQuery) => keys(await ranked(snapshot, { ...query, vector: { model: MODEL, values: queryVector } }, ['turns', 'vector']));
     const first: SearchQuery = { userId: 'u', text: 'painting lake', limit: 200, filters: {}, search: {} };
     await Promise.all([ranked(snapshot, first, ['turns', 'fulltext']), ranked(snapshot, first, ['interactions', 'fulltext'])]);
     expect(heads()).toBe(1);

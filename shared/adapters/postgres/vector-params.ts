@@ -44,6 +44,6 @@ export const vectorParam = (vector: readonly number[]): Buffer => vectorsParam([
 /**
  * The cast is a subquery, evaluated once a statement: in a generic plan (a prepared statement's, pglite.ts) a cast of a
  * parameter is not folded into a constant but evaluated for every row compared with it (a search's re-rank of 125
- * turns took 1.5 ms instead of 2.0, README Scale).
+ * turns took 1.5 ms instead of 2.0: README, Fact search).
  */
 export const asVector = (placeholder: string) => `(SELECT ${placeholder}::float4[]::vector)`;

@@ -56,4 +56,32 @@ describe('fact search', () => {
     expect(searches.size).toBe(1);
     expect([...searches][0]).toBeTypeOf('object');
   });
+
+  it('embeds the query only for sources ranked by vector, and a failed embedding fails only a search that awaits it', async () => {
+    let embeds = 0;
+    const embedder = {
+      model: MODEL,
+      dimensions: 2,
+      embed: async () => {
+        embeds++;
+        throw new Error('the encoder failed');
+      },
+    };
+    const search: SearchIndex = {
+      indexTurns: async () => undefined,
+      turnVectors: async () => new Map(),
+      speakers: async () => [],
+      turns: async () => [],
+      interactions: async () => [],
+      show: async (_userId, hits) => ({ turns: [...hits.turns], interactions: [...hits.interactions] }),
+    };
+    const deps = { search, embedder, memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 }, clock: { now: () => new Date('2026-01-01T00:00:00Z') } };
+    // Artifacts have no vector list: nothing embedded.
+    expect(await searchFacts(deps, 'u', { query: 'zeppelin', mode: 'search', sources: ['artifacts'] })).toMatchObject({ facts: [] });
+    expect(embeds).toBe(0);
+    // Insights without their store: the embedding is asked for and awaited by no list; its failure is not left unhandled.
+    expect(await searchFacts(deps, 'u', { query: 'zeppelin', mode: 'search', sources: ['insights'] })).toMatchObject({ facts: [] });
+    expect(embeds).toBe(1);
+    await expect(searchFacts(deps, 'u', { query: 'zeppelin', mode: 'search', sources: ['turns'] })).rejects.toThrow('the encoder failed');
+  });
 });
