@@ -9,9 +9,6 @@ import type { InsightHit, SearchQuery, SessionSummaryHit, TurnHit, WindowHit } f
 import type { Viewer } from '../domain/scopes.js';
 import { searchMemories, type ArtifactDeps, type MemoryHit } from './artifacts.js';
 
-/** The sources ranked by vector as well as by full text. */
-const VECTOR_SOURCES: readonly FactSource[] = ['turns', 'interactions', 'insights', 'sessionSummaries'];
-
 type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Partial<Pick<ArtifactDeps, 'detail'>> & Partial<Pick<Deps, 'insights' | 'directory'>>;
 
 /**
@@ -45,8 +42,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   // The query's vector is computed while the full-text lists, which need none, run: an embedding (a model thread's
   // inference, a hosted endpoint's round trip) took as long as a search's ranking or longer. Only a source with vector
   // lists asks for it (artifacts have none).
-  const vectorSources = VECTOR_SOURCES.some((s) => sources.has(s));
-  const withVector: Promise<SearchQuery> = retrievers.includes('vector') && vectorSources
+  const withVector: Promise<SearchQuery> = retrievers.includes('vector') && [...sources].some((s) => s !== 'artifacts')
     ? queryVector(deps, text, answerStatement(body.query, speakers)).then((vector) => (vector ? { ...query, vector: { model: deps.embedder.model, values: vector } } : query))
     : Promise.resolve(query);
   // Awaited by the vector lists; should none run (a source's store absent), a failed embedding is still handled.
@@ -61,7 +57,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
       ? Promise.all(windowRankings.map(async (r) => deps.search.interactions(await queryFor(r), r)))
       : Promise.resolve([] as WindowHit[][]),
     sources.has('artifacts') && detail && retrievers.includes('fulltext') ? searchMemories({ detail }, reader, body.query, query.limit) : Promise.resolve([] as MemoryHit[]),
-    insightAndSummaryLists(deps, query, withVector, retrievers, sources),
+    insightAndSummaryLists(deps, queryFor, retrievers, sources),
   ]);
   // Parsed while the searches run: the date parser is the costly part of reading a query. Relative dates ("last week")
   // are the asker's, so read from now (reading them from the user's latest turn measured worse: README, Fact search).
@@ -159,17 +155,14 @@ function withShown<H extends TurnHit | WindowHit>(lists: readonly H[][], idOf: (
  */
 async function insightAndSummaryLists(
   deps: SearchDeps,
-  query: SearchQuery,
-  withVector: Promise<SearchQuery>,
+  queryFor: (ranking: Retriever) => Promise<SearchQuery>,
   retrievers: readonly Retriever[],
   sources: ReadonlySet<FactSource>,
 ): Promise<{ insights: InsightHit[][]; summaries: SessionSummaryHit[][] }> {
   const { insights, directory } = deps;
   const [insightLists, summaryLists] = await Promise.all([
-    sources.has('insights') && insights ? withVector.then((q) => insights.search(q, retrievers)) : Promise.resolve([] as InsightHit[][]),
-    sources.has('sessionSummaries') && directory
-      ? Promise.all(retrievers.map(async (r) => directory.searchSummaries(r === 'fulltext' ? query : await withVector, r)))
-      : Promise.resolve([] as SessionSummaryHit[][]),
+    sources.has('insights') && insights ? queryFor('vector').then((q) => insights.search(q, retrievers)) : Promise.resolve([] as InsightHit[][]),
+    sources.has('sessionSummaries') && directory ? Promise.all(retrievers.map(async (r) => directory.searchSummaries(await queryFor(r), r))) : Promise.resolve([] as SessionSummaryHit[][]),
   ]);
   return { insights: insightLists, summaries: summaryLists };
 }
