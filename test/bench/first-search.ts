@@ -83,7 +83,8 @@ try {
     }
     const held = warmedAt === Infinity ? 'not held' : `held ${round(warmedAt - t0)} ms after the start began`;
     const { p50, p95 } = summarize(later);
-    // By hundreds: the first hundred after a start are slower than those after them (V8 still optimising the code).
+    // By hundreds: the first hundred after a start are slower than the later ones, while V8 still optimises the encoder's
+    // and the search's code (README, Fact search).
     const hundreds = [];
     for (let from = 0; later.length > 100 && from < later.length; from += 100) {
       const { p50, p95 } = summarize(later.slice(from, from + 100));

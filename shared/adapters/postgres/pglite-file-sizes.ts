@@ -6,7 +6,7 @@ interface Stream {
   node: object;
   position: number;
 }
-interface NodeFs {
+export interface NodeFs {
   stream_ops: {
     llseek(stream: Stream, offset: number, whence: number): number;
     write(stream: Stream, buffer: Uint8Array, offset: number, length: number, position: number, canOwn?: boolean): number;

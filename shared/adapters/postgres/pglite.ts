@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { parse, PGlite, protocol, QueryOptions } from '@electric-sql/pglite';
-import { cacheFileSizes } from './pglite-file-sizes.js';
+import { cacheFileSizes, type NodeFs } from './pglite-file-sizes.js';
 import { BYTEA_OID, FLOAT4_ARRAY_OID } from './vector-params.js';
 
 export interface PgliteOptions {
@@ -29,7 +29,8 @@ export async function createPglite(dataDir: string | undefined, options: PgliteO
   const { PGlite } = pgliteModule;
   const startParams = options.sharedBuffersMb === undefined ? undefined : [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffersMb}MB`];
   const pglite = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector, btree_gin }, ...(startParams && { startParams }) });
-  if (dataDir && !dataDir.startsWith('memory://')) cacheFileSizes((pglite.Module.FS as unknown as { filesystems: { NODEFS: Parameters<typeof cacheFileSizes>[0] } }).filesystems.NODEFS);
+  // A data folder is mounted with Emscripten's NODEFS (PGlite's typings leave the file systems out).
+  if (dataDir && !dataDir.startsWith('memory://')) cacheFileSizes((pglite.Module.FS as unknown as { filesystems: { NODEFS: NodeFs } }).filesystems.NODEFS);
   const binary = (oid: number) => (value: unknown) => (Buffer.isBuffer(value) ? value : pglite.serializers[oid]!(value)) as string;
   const queryOptions = { serializers: { [FLOAT4_ARRAY_OID]: binary(FLOAT4_ARRAY_OID), [BYTEA_OID]: binary(BYTEA_OID) } };
   return { pglite, statements: new PreparedStatements(pglite, pgliteModule, queryOptions) };
