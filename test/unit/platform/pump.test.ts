@@ -145,6 +145,36 @@ describe('ChangeFeedPump', () => {
     }
   });
 
+  it('given a batch that fails because the host stopped while it ran, then it is reported abandoned, not failed, and its checkpoint is not saved', async () => {
+    const { feed, append } = memoryFeed();
+    let fail: (error: Error) => void = () => {};
+    let calls = 0;
+    const handler = () => {
+      calls += 1;
+      return new Promise<void>((_, reject) => (fail = reject));
+    };
+    const errors: unknown[] = [];
+    const warnings: unknown[] = [];
+    const [error, warn] = [console.error, console.warn];
+    console.error = (...args: unknown[]) => void errors.push(args[0]);
+    console.warn = (...args: unknown[]) => void warnings.push(args[0]);
+    try {
+      const pump = new ChangeFeedPump(feed, handler, { name: 'p', batchSize: 10, intervalMs: 1, coalesceMs: 1 });
+      append();
+      pump.start();
+      await until(() => calls === 1);
+      const stopped = pump.stop();
+      fail(new Error('The database was closed'));
+      await stopped;
+      expect(errors).toEqual([]);
+      expect(warnings).toEqual(['change-feed pump p: batch abandoned at shutdown']);
+      expect(calls).toBe(1);
+      expect(await feed.loadCheckpoint('p')).toBeNull();
+    } finally {
+      [console.error, console.warn] = [error, warn];
+    }
+  });
+
   it('given a batch that keeps failing, then the handler is told its retry count and, from maxRetries on, that it is the last retry', async () => {
     const { feed, append } = memoryFeed();
     const seen: { retryCount: number; maxRetryCount: number }[] = [];
