@@ -85,10 +85,12 @@ try {
     const { p50, p95 } = summarize(later);
     // By hundreds: the first hundred after a start are slower than the later ones, while V8 still optimises the encoder's
     // and the search's code (README, Fact search).
-    const hundreds = [];
-    for (let from = 0; later.length > 100 && from < later.length; from += 100) {
-      const { p50, p95 } = summarize(later.slice(from, from + 100));
-      hundreds.push(`${from + 1}–${Math.min(from + 100, later.length)}: p50 ${round(p50)}, p95 ${round(p95)} ms`);
+    const hundreds: string[] = [];
+    if (later.length > 100) {
+      for (let from = 0; from < later.length; from += 100) {
+        const { p50, p95 } = summarize(later.slice(from, from + 100));
+        hundreds.push(`${from + 1}–${Math.min(from + 100, later.length)}: p50 ${round(p50)}, p95 ${round(p95)} ms`);
+      }
     }
     console.log(
       `restart ${restart}: listening after ${round(listening)} ms; first search ${round(first.ms)} ms${first.before ? ' (before the snapshot)' : ''}; ` +

@@ -19,7 +19,8 @@ export interface PgliteOptions {
  * though its serializers are typed as strings); PGlite's own serializers would write it as text. Other values keep them.
  */
 export async function createPglite(dataDir: string | undefined, options: PgliteOptions = {}): Promise<{ pglite: PGlite; statements: PreparedStatements }> {
-  if (dataDir && !dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const folder = dataDir && !dataDir.startsWith('memory://') ? dataDir : undefined;
+  if (folder) mkdirSync(folder, { recursive: true });
   // Loaded only when used: the Azure deployment package leaves PGlite out (see .ci/stage-package.mjs).
   const [pgliteModule, { vector }, { btree_gin }] = await Promise.all([
     import('@electric-sql/pglite'),
@@ -30,7 +31,7 @@ export async function createPglite(dataDir: string | undefined, options: PgliteO
   const startParams = options.sharedBuffersMb === undefined ? undefined : [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffersMb}MB`];
   const pglite = await PGlite.create({ ...(dataDir && { dataDir }), extensions: { vector, btree_gin }, ...(startParams && { startParams }) });
   // A data folder is mounted with Emscripten's NODEFS (PGlite's typings leave the file systems out).
-  if (dataDir && !dataDir.startsWith('memory://')) cacheFileSizes((pglite.Module.FS as unknown as { filesystems: { NODEFS: NodeFs } }).filesystems.NODEFS);
+  if (folder) cacheFileSizes((pglite.Module.FS as unknown as { filesystems: { NODEFS: NodeFs } }).filesystems.NODEFS);
   const binary = (oid: number) => (value: unknown) => (Buffer.isBuffer(value) ? value : pglite.serializers[oid]!(value)) as string;
   const queryOptions = { serializers: { [FLOAT4_ARRAY_OID]: binary(FLOAT4_ARRAY_OID), [BYTEA_OID]: binary(BYTEA_OID) } };
   return { pglite, statements: new PreparedStatements(pglite, pgliteModule, queryOptions) };

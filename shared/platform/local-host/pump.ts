@@ -94,7 +94,10 @@ export class ChangeFeedPump {
       } catch (error) {
         // After stop, the host closes the stores a batch still in flight waits on: that batch is abandoned, not failed;
         // its checkpoint was not saved, so the next start reads it again.
-        if (this.stopping) return console.warn(`change-feed pump ${this.options.name}: batch abandoned at shutdown`);
+        if (this.stopping) {
+          console.warn(`change-feed pump ${this.options.name}: batch abandoned at shutdown`);
+          return;
+        }
         this.failures += 1;
         console.error(`change-feed pump ${this.options.name}: batch failed (${error instanceof Error ? error.name : 'unknown'}), retry ${this.failures}`);
         await this.idle(Math.min(30_000, this.options.intervalMs * 2 ** this.failures), { backoff: true });
