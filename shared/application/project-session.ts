@@ -254,7 +254,7 @@ async function writeDerived(
   const windowTurns = summarised.map((e) => turns.filter((t) => inWindow(e, t)));
   const written = new Set(newTurns.map((t) => t.metadata.seq));
   const toRead = windowTurns.flat().filter((t) => !written.has(t.metadata.seq) && !deps.embedder.remembers?.(searchableText(t)));
-  const stored = toRead.length > 0 ? await deps.search.turnVectors(key, toRead.map((t) => t.metadata.seq), deps.embedder.model) : new Map<number, number[]>();
+  const stored = toRead.length > 0 ? await deps.search.turnVectors(key, toRead.map((t) => t.metadata.seq), deps.embedder.model) : new Map<number, Float32Array>();
   const windowTexts = windowTurns.flat().flatMap((t) => (stored.has(t.metadata.seq) ? [] : [searchableText(t)]));
   const texts = [...drafts.map((d) => d.summary), ...turnTexts, ...windowTexts, ...(summary ? [summary.data.summary] : [])];
   if (texts.length === 0) return {};

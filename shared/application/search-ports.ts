@@ -84,9 +84,10 @@ export interface SearchIndex {
   indexTurns(turns: readonly IndexedTurn[]): Promise<void>;
   /**
    * The vectors indexed with a session's turns (`IndexedTurn.vector`) by seq, those of `model` only: what a window
-   * decided after its turns reads instead of embedding them again. A turn not indexed is left out.
+   * decided after its turns reads instead of embedding them again, as float32 (how both stores keep them: half the
+   * memory of numbers while a window's projection waits for its statements). A turn not indexed is left out.
    */
-  turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>>;
+  turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, Float32Array>>;
   /** Everyone who speaks in the user's indexed turns (`IndexedTurn.speaker`), each once. */
   speakers(userId: string): Promise<string[]>;
   turns(query: SearchQuery, retriever: Retriever): Promise<TurnHit[]>;

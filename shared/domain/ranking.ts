@@ -23,7 +23,7 @@ export function reciprocalRankFusion<T>(lists: readonly { items: readonly T[]; w
 export const BM25 = { k1: 1.2, b: 0.75 } as const;
 
 /** The unit vector along the sum of `vectors` (of unit vectors, their mean direction); the sum itself if it is zero. */
-export function meanDirection(vectors: readonly (readonly number[])[]): number[] {
+export function meanDirection(vectors: readonly ArrayLike<number>[]): number[] {
   const sum = new Array<number>(vectors[0]?.length ?? 0).fill(0);
   for (const v of vectors) for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + v[i]!;
   const norm = Math.hypot(...sum);

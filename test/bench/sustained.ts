@@ -454,7 +454,8 @@ async function offline(run: number): Promise<number> {
 }
 
 try {
-  console.log(`environment: node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? '?'}, load average ${load1m()}`);
+  // glibc's arenas change the RSS by tens of MB (README, Bounded memory): the deployment sets MALLOC_ARENA_MAX=2.
+  console.log(`environment: node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? '?'}, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? '(unset)'}, load average ${load1m()}`);
   if (PARTS.includes('hosted')) await hosted();
   if (PARTS.includes('offline')) {
     const ratios: number[] = [];

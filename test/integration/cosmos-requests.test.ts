@@ -86,7 +86,7 @@ describe('Cosmos request recorder (wire fake)', () => {
 
     const requests = await opened.recorder.record(async () => {
       const read = await search.turnVectors({ userId: 'vectors-user', sessionId: 's1' }, [1, 3, 4], 'm');
-      expect([...read]).toEqual([[1, [0.5, 0.25, 1]]]);
+      expect([...read]).toEqual([[1, Float32Array.of(0.5, 0.25, 1)]]);
     });
 
     expect(requests.map((r) => [r.kind, r.scope])).toEqual([['query', 'single-partition']]);

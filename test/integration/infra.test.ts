@@ -52,8 +52,8 @@ const HOST_SETTINGS = ['SERVICEBUS__fullyQualifiedNamespace', 'SERVICEBUS_QUEUE'
 
 /**
  * Azure only: the identity plumbing of the user-assigned managed identity (which identity each connection and the
- * SDK's DefaultAzureCredential use) and identity-based host storage. Locally the developer's own sign-in and Azurite
- * take their place.
+ * SDK's DefaultAzureCredential use), identity-based host storage, and the C library's malloc arenas. Locally the
+ * developer's own sign-in and Azurite take the place of the first two.
  */
 const AZURE_ONLY_SETTINGS = [
   'AzureWebJobsStorage__accountName',
@@ -65,6 +65,8 @@ const AZURE_ONLY_SETTINGS = [
   'SERVICEBUS__clientId',
   'AZURE_CLIENT_ID',
   'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
+  // Read by glibc as the worker process starts (README, Bounded memory); `npm start` leaves it to the shell.
+  'MALLOC_ARENA_MAX',
 ];
 
 /**

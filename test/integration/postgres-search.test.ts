@@ -256,8 +256,10 @@ describe("a session's turn vectors read back", () => {
     ]);
     const read = await search.turnVectors({ userId: 'u', sessionId: 's1' }, [1, 3, 4, 9], MODEL);
     expect([...read.keys()].sort()).toEqual([1, 3]);
-    expect(read.get(1)).toEqual(vectors[0]);
-    expect(read.get(3)).toEqual(vectors[2]);
+    // As stored: float32 (the test's vectors are float32 values already).
+    expect(read.get(1)).toBeInstanceOf(Float32Array);
+    expect([...read.get(1)!]).toEqual(vectors[0]);
+    expect([...read.get(3)!]).toEqual(vectors[2]);
     expect((await search.turnVectors({ userId: "o'brien", sessionId: 's1' }, [2], MODEL)).size).toBe(1);
     expect((await search.turnVectors({ userId: 'u', sessionId: 's1' }, [], MODEL)).size).toBe(0);
     await db.close();

@@ -501,10 +501,10 @@ export class CosmosSearchIndex implements SearchIndex {
     await forEachBounded(turns.map(turnDocument), INDEX_CONCURRENCY, (doc) => this.container.items.upsert(doc));
   }
 
-  async turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>> {
+  async turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, Float32Array>> {
     if (seqs.length === 0) return new Map();
     const rows = (await this.run(key.userId, buildTurnVectorsQuery(key, seqs, model))) as { seq: number; contentVector?: number[] }[];
-    return new Map(rows.flatMap((r) => (r.contentVector ? [[r.seq, r.contentVector] as const] : [])));
+    return new Map(rows.flatMap((r) => (r.contentVector ? [[r.seq, Float32Array.from(r.contentVector)] as const] : [])));
   }
 
   async speakers(userId: string): Promise<string[]> {

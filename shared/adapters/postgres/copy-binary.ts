@@ -97,13 +97,13 @@ export class CopyRows {
   }
 
   /** pgvector's vector (`vector_send`: dimensions and a reserved word as 16-bit integers, then big-endian float4s). */
-  vector(field: number): number[] | null {
+  vector(field: number): Float32Array | null {
     const length = this.length(field);
     if (length === -1) return null;
     const start = this.starts[field]!;
     const dimensions = this.view.getUint16(start);
     if (length !== 4 + 4 * dimensions) throw new Error(`A vector of ${dimensions} dimensions in ${length} bytes`);
-    const out = new Array<number>(dimensions);
+    const out = new Float32Array(dimensions);
     for (let i = 0; i < dimensions; i++) out[i] = this.view.getFloat32(start + 4 + 4 * i);
     return out;
   }

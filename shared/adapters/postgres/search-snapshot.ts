@@ -59,7 +59,7 @@ export class SnapshotSearchIndex implements SearchIndex {
     return this.sql.indexTurns(turns);
   }
 
-  turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>> {
+  turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, Float32Array>> {
     return this.sql.turnVectors(key, seqs, model);
   }
 

@@ -334,15 +334,15 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   /** One read by primary key; on PGlite in binary COPY format, as PGlite writes a vector as text in about 1 ms. */
-  async turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, number[]>> {
-    const vectors = new Map<number, number[]>();
+  async turnVectors(key: { userId: string; sessionId: string }, seqs: readonly number[], model: string): Promise<Map<number, Float32Array>> {
+    const vectors = new Map<number, Float32Array>();
     if (seqs.length === 0) return vectors;
     if (!this.db.copyBinary) {
       const rows = await this.db.query<{ seq: number; vector: number[] }>(
         'SELECT seq, vector::float4[] AS vector FROM memory_turns WHERE user_id = $1 AND session_id = $2 AND seq = ANY($3::int[]) AND embedding_model = $4',
         [key.userId, key.sessionId, [...seqs], model],
       );
-      for (const row of rows) vectors.set(row.seq, row.vector);
+      for (const row of rows) vectors.set(row.seq, Float32Array.from(row.vector));
       return vectors;
     }
     const rows = new CopyRows(
