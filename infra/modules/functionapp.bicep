@@ -73,8 +73,8 @@ var appSettings = {
   AZURE_CLIENT_ID: identityClientId
   // glibc's malloc, read as the Node worker starts: two arenas instead of eight per core. Every thread that allocates
   // (the service's, the parse thread's, V8's and libuv's helpers) otherwise keeps an arena of its own, whose freed
-  // memory stays resident. Measured on the local host's hosted bench: about 55 MB less at start, 40 MB less growth
-  // under load, the same throughput (README, Bounded memory).
+  // memory stays resident. Measured on the local host's hosted bench: 150-200 MB less at the peak under load; the
+  // PGlite thread there (not in Azure) ran about 3% slower (README, Bounded memory).
   MALLOC_ARENA_MAX: '2'
 
   // Cosmos DB: connection `COSMOS` of the change-feed trigger, and the service's Cosmos client.
