@@ -27,6 +27,13 @@ export interface PgliteThreadData extends PgliteOptions {
 }
 
 /**
+ * PGlite's thread's heap: a young generation of 8 MB instead of V8's 48. Its objects (statements, rows) live no longer
+ * than an operation, and V8 keeps the young generation it grew to: under a projection backlog the thread held 53 MB of
+ * heap, 32 MB of it the empty young generation, and 28 MB with this (README, Bounded memory).
+ */
+const PGLITE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
+
+/**
  * PGlite on a thread of its own. Postgres in WASM runs there, and so do PGlite's wire protocol and row parsing; this
  * thread sends statements and gets their rows. Operations are queued on PGlite's thread, requests' before the
  * background's (as PriorityGate orders them in-thread), so its next statement never waits for this thread to be free.
@@ -34,7 +41,7 @@ export interface PgliteThreadData extends PgliteOptions {
  */
 export async function openPgliteThread(dataDir: string | undefined, options: PgliteOptions): Promise<Db> {
   const workerData: PgliteThreadData = { dataDir, ...(options.sharedBuffersMb !== undefined && { sharedBuffersMb: options.sharedBuffersMb }) };
-  const worker = startWorker(siblingModule(import.meta.url, 'pglite-worker'), { workerData });
+  const worker = startWorker(siblingModule(import.meta.url, 'pglite-worker'), { workerData, resourceLimits: PGLITE_THREAD_LIMITS });
   const calls = new PgliteCalls(worker);
   await calls.opened;
   const inTransaction = (tx: number): Queryable => ({
