@@ -7,6 +7,7 @@ import { assertOneEmbeddingModel, dropVectorIndexes, ensureVectorIndexes } from 
 import { SnapshotSearchIndex } from '../adapters/postgres/search-snapshot.js';
 import { createLocalModels, ModelThreadPool } from '../adapters/local-models/index.js';
 import { EmbeddingBatcher } from '../adapters/batching/embedding-batcher.js';
+import { SHORT_LIVED_HEAP } from '../adapters/worker-threads.js';
 import { UsageMeter } from '../application/metering.js';
 import { modelThreads, projectionParallelism, settings as readSettings, type Settings } from './config.js';
 import type { ArtifactStore, BlobStore, DetailMemory } from '../application/artifact-ports.js';
@@ -55,9 +56,6 @@ export interface Runtime extends Deps {
   projection: ProjectionSchedule;
 }
 
-/** A parse-only thread's heap: a young generation of 8 MB instead of V8's 48 (README, Bounded memory). */
-const PARSE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
-
 /**
  * The models of MODEL_PROVIDER. The embedder every use case gets shares its calls across callers (EmbeddingBatcher):
  * sessions projected at once embed in one call, up to EMBEDDING_BATCH_TEXTS texts, EMBEDDING_CONCURRENCY calls at once,
@@ -76,7 +74,7 @@ async function openModels(s: Settings, meter: UsageMeter): Promise<Pick<Deps, 'c
   const { createOpenAIModels, openAIOptionsFromSettings } = await import('../adapters/openai/index.js');
   const maxTexts = s.EMBEDDING_BATCH_TEXTS ?? 256;
   const { embedder, ...hosted } = createOpenAIModels({ ...openAIOptionsFromSettings(s), embeddingBatch: { maxInputs: maxTexts } }, meter);
-  const threads = new ModelThreadPool(modelThreads(s), { resourceLimits: PARSE_THREAD_LIMITS });
+  const threads = new ModelThreadPool(modelThreads(s), { resourceLimits: SHORT_LIVED_HEAP });
   return { ...hosted, periods: threads, close: () => threads.close(), embedder: new EmbeddingBatcher(embedder, { maxTexts, concurrency: s.EMBEDDING_CONCURRENCY ?? 4 }) };
 }
 

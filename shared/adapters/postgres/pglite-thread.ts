@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { siblingModule, startWorker } from '../worker-threads.js';
+import { SHORT_LIVED_HEAP, siblingModule, startWorker } from '../worker-threads.js';
 import type { Db, Queryable } from './db.js';
 import type { PgliteOptions } from './pglite.js';
 import { isBackground } from './priority-gate.js';
@@ -27,14 +27,6 @@ export interface PgliteThreadData extends PgliteOptions {
 }
 
 /**
- * PGlite's thread's heap: a young generation of 8 MB instead of V8's 48. Its objects (statements, rows) live no longer
- * than an operation, and V8 keeps the young generation it grew to: under a projection backlog the thread held 53 MB of
- * heap, 32 MB of it the empty young generation, and 28 MB with this. V8 also starts a full collection later, so the
- * bottleneck thread ran fewer, and the hosted backlog drained sooner (README, Bounded memory).
- */
-const PGLITE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
-
-/**
  * PGlite on a thread of its own. Postgres in WASM runs there, and so do PGlite's wire protocol and row parsing; this
  * thread sends statements and gets their rows. Operations are queued on PGlite's thread, requests' before the
  * background's (as PriorityGate orders them in-thread), so its next statement never waits for this thread to be free.
@@ -42,7 +34,8 @@ const PGLITE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
  */
 export async function openPgliteThread(dataDir: string | undefined, options: PgliteOptions): Promise<Db> {
   const workerData: PgliteThreadData = { dataDir, ...(options.sharedBuffersMb !== undefined && { sharedBuffersMb: options.sharedBuffersMb }) };
-  const worker = startWorker(siblingModule(import.meta.url, 'pglite-worker'), { workerData, resourceLimits: PGLITE_THREAD_LIMITS });
+  // A small young generation: 28 MB of heap under a backlog instead of 53, and full collections later (README, Bounded memory).
+  const worker = startWorker(siblingModule(import.meta.url, 'pglite-worker'), { workerData, resourceLimits: SHORT_LIVED_HEAP });
   const calls = new PgliteCalls(worker);
   await calls.opened;
   const inTransaction = (tx: number): Queryable => ({
