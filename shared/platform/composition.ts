@@ -3,7 +3,7 @@ import type { ChangeFeed, Deps, ReflectionConfig, Stores } from '../application/
 import { openPglite, openPostgres, type Db } from '../adapters/postgres/db.js';
 import { migrate } from '../adapters/postgres/migrations.js';
 import { postgresStores } from '../adapters/postgres/stores.js';
-import { assertOneEmbeddingModel, dropVectorIndexes, ensureVectorIndexes } from '../adapters/postgres/search.js';
+import { assertOneEmbeddingModel, assertPgvector } from '../adapters/postgres/search.js';
 import { SnapshotSearchIndex } from '../adapters/postgres/search-snapshot.js';
 import { createLocalModels, ModelThreadPool } from '../adapters/local-models/index.js';
 import { EmbeddingBatcher } from '../adapters/batching/embedding-batcher.js';
@@ -117,10 +117,9 @@ async function openStores(
     };
   }
   const db = await openPostgresDb(s);
+  await assertPgvector(db);
   await migrate(db);
   await assertOneEmbeddingModel(db, embeddingModel);
-  if (db.kind === 'pglite' && s.PGLITE_VECTOR_INDEXES === 'none') await dropVectorIndexes(db);
-  else await ensureVectorIndexes(db, embeddingModel, s.EMBEDDING_DIMENSIONS);
   const stores = postgresStores(db);
   // PGlite ranks in process up to SEARCH_SNAPSHOT_ROWS rows (search-snapshot.ts); a PostgreSQL server always in SQL.
   // A failed background build leaves the searches in SQL (the next search starts another): its class and message.

@@ -20,13 +20,6 @@ export const Settings = z.object({
    * on the service's thread (README, Settings).
    */
   PGLITE_THREAD: z.enum(['own', 'service']).default('own'),
-  /**
-   * PGlite: `hnsw` keeps an HNSW index of the binary quantisation of each vector column; `none` keeps none (and drops
-   * them at start), saving their inserts (most of what is left of a projected turn's index write on PGlite's one
-   * thread). The searches the snapshots do not answer (a user past SEARCH_SNAPSHOT_ROWS, a search while its snapshot
-   * builds) then scan the user's vectors exactly (README, Settings). A PostgreSQL server (DATABASE_URL) always keeps them.
-   */
-  PGLITE_VECTOR_INDEXES: z.enum(['hnsw', 'none']).default('hnsw'),
   /** Any PostgreSQL 15+ with pgvector; replaces PGlite when set. */
   DATABASE_URL: optionalText,
   COSMOS_DATABASE: z.string().default('agent_memory'),

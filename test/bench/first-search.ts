@@ -2,8 +2,8 @@
  * `npx tsx test/bench/first-search.ts`: a user's first fact search after a restart, over HTTP (issue 18: ≤ 300 ms for a
  * user of 10k turns). Prints figures, asserts nothing.
  *
- * A store in a temporary folder is seeded with one user of N turns and N interactions (search.ts's corpus and seeding,
- * the HNSW indexes built after the rows), and closed. The local host then starts on it as `npm start` does: its start
+ * A store in a temporary folder is seeded with one user of N turns and N interactions (search.ts's corpus and seeding),
+ * and closed. The local host then starts on it as `npm start` does: its start
  * builds the most recently written users' snapshots in the background (warmRecent), and a search meanwhile is ranked
  * in SQL. The first search goes as soon as the host listens, the next ones one after another: each is a POST to
  * /facts/search with its query embedded by the offline encoder, as a client's. Printed: how long the host took to
@@ -33,15 +33,10 @@ process.env.LOG_LEVEL = 'warning';
 try {
   const { createRuntime } = await import('../../shared/platform/composition.js');
   const { loadSettings } = await import('../../shared/platform/config.js');
-  const { dropVectorIndexes, ensureVectorIndexes } = await import('../../shared/adapters/postgres/search.js');
   const { SnapshotSearchIndex } = await import('../../shared/adapters/postgres/search-snapshot.js');
-  const { dbOf } = await import('./projection-control.js');
   const seeding = await createRuntime(loadSettings(process.env));
-  const db = dbOf(seeding)!;
   let t0 = now();
-  await dropVectorIndexes(db);
   await seed(seeding, 0, TURNS);
-  await ensureVectorIndexes(db, seeding.embedder.model, seeding.embedder.dimensions);
   console.log(`seeded ${TURNS} turns and ${TURNS} interactions in ${round((now() - t0) / 1000, 1)} s`);
   await seeding.close();
 

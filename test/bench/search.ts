@@ -10,10 +10,9 @@
  * commonest left out, as PostgreSQL's english configuration drops stop words, so the commonest word is in about 4% of
  * turns. A turn is 25 words, matched by full text together with the two turns of its session before it (as projection
  * does); an interaction has 80 words of content and a 20-word summary. Vectors: random 512-d unit vectors, the
- * offline encoder's size. Random vectors have no clusters, a hard case for HNSW (its recall on real embeddings is
- * higher). Queries: 6 words from the same law, embedded by the offline encoder. Seeding writes the rows with the HNSW
- * indexes dropped and builds them afterwards, as a bulk import would (an index built once is several times faster
- * than row-by-row inserts into it in PGlite): seed<N>Seconds is the rows, index<N>Seconds the build.
+ * offline encoder's size. Random vectors have no clusters, a hard case for binary codes (their recall on real
+ * embeddings is higher). Queries: 6 words from the same law, embedded by the offline encoder. seed<N>Seconds is the
+ * rows' writing (with their binary codes).
  * Ranking: the runtime's (PGlite's in-process snapshots up to SEARCH_SNAPSHOT_ROWS rows, search-snapshot.ts) beside the
  * baseline of every list ranked in SQL, with their p95 ratio. With a fresh snapshot index (as after a start):
  * coldFirstSearch<N>Ms is the first search (ranked in SQL while the snapshot is built in the background),
@@ -21,8 +20,8 @@
  * after a full garbage collection, plus its typed arrays).
  * A user larger than SEARCH_SNAPSHOT_ROWS is ranked in SQL in both.
  * Knobs (env): BENCH_SEARCH_SIZES (1000,10000,100000), BENCH_SEARCH_QUERIES (200), BENCH_SEARCH_SNAPSHOT_ROWS (the
- * setting's default; 200000 holds a 100k-turn user), BENCH_SEARCH_SQL (1; 0 leaves out the HNSW indexes, the SQL
- * baseline and the cold first search, which the SQL ranks: at 100k the indexes alone take about 20 minutes to build).
+ * setting's default; 200000 holds a 100k-turn user), BENCH_SEARCH_SQL (1; 0 leaves out the SQL baseline and the cold
+ * first search, which the SQL ranks).
  */
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
@@ -31,7 +30,7 @@ import type { Embedder } from '../../shared/application/ports.js';
 import { searchFacts } from '../../shared/application/search-facts.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import type { Db } from '../../shared/adapters/postgres/db.js';
-import { dropVectorIndexes, ensureVectorIndexes, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import { SnapshotSearchIndex } from '../../shared/adapters/postgres/search-snapshot.js';
 import type { SearchIndex } from '../../shared/application/search-ports.js';
 import { createRuntime, type Runtime } from '../../shared/platform/composition.js';
@@ -145,20 +144,12 @@ export async function benchSearch(): Promise<Record<string, number>> {
     const vectors = await runtime.embedder.embed(texts);
     const { db } = runtime as Runtime & { db?: Db };
     if (!db) throw new Error('The search bench needs the PGlite store');
-    // Room to build the indexes in memory (PGlite's default is 64 MB; 100k vectors need more).
-    await db.exec(`SET maintenance_work_mem = '512MB'`);
     let seeded = 0;
     for (const size of sizes) {
-      await dropVectorIndexes(db);
       let t0 = now();
       await seed(runtime, seeded, size);
       seeded = size;
       figures[`seed${size}Seconds`] = round((now() - t0) / 1000, 1);
-      if (withSql) {
-        t0 = now();
-        await ensureVectorIndexes(db, runtime.embedder.model, runtime.embedder.dimensions);
-        figures[`index${size}Seconds`] = round((now() - t0) / 1000, 1);
-      }
       // The runtime's own snapshot is built off the request path: built here before the timed searches.
       if (runtime.search instanceof SnapshotSearchIndex) await runtime.search.warm(USER);
       const variants: [string, SearchIndex, boolean][] = [

@@ -2,31 +2,28 @@
  * `npx tsx test/bench/turn-index-cost.ts`: where the turn index's PGlite time goes per projected turn (issue 18), at
  * growing row counts. Prints figures, asserts nothing.
  *
- * A PGlite store (in a temporary folder, with the service's migrations and HNSW indexes) is filled through
- * `PostgresSearchIndex.indexTurns` in 500-turn calls (20 users × 10 sessions, each written as a user past the exact
- * scan's size, whose turns are in the HNSW index; a smaller user's are not, as "without the turn HNSW index" measures
- * them). At each size, 200 more turns are indexed
+ * A PGlite store (in a temporary folder, with the service's migrations) is filled through
+ * `PostgresSearchIndex.indexTurns` in 500-turn calls (20 users × 10 sessions). At each size, 200 more turns are indexed
  * in 10-turn calls (as a projection slice writes them) inside a transaction that is rolled back, once as the service
- * does and once with a part taken away (its index dropped, its triggers disabled), so each part's cost is the
- * difference: wall and CPU milliseconds per turn (CPU from `process.cpuUsage`, which foreign load does not inflate;
- * PGlite runs on this thread). Then the SQL path's vector search (HNSW, iterative scan, as `memory_nearest` runs it)
- * against the exact scan: recall@10 and @100 over 60 queries, each for one of the 20 users, and its latency.
+ * does and once with a part taken away (its index or constraint dropped, its triggers disabled), so each part's cost is
+ * the difference: wall and CPU milliseconds per turn (CPU from `process.cpuUsage`, which foreign load does not inflate;
+ * PGlite runs on this thread). Then the SQL path's vector search of a large user (the scan of the binary codes, the
+ * nearest re-ranked, as `memory_nearest` runs it) against the exact scan: recall@10 and @100 over 60 queries, each for
+ * one of the 20 users, and its latency.
  *
  * Vectors and texts: with BENCH_VECTORS_STORE (a store written by the offline encoder, e.g. a LoCoMo evaluation store;
  * it is copied first, never opened in place), its turns' texts and vectors, each new vector a real one plus a third of
  * another and a little noise (so 45k rows keep the real ones' clusters), and queries the real vectors; without it,
  * seeded random vectors around 64 centres and the fixtures' sentences.
  *
- * Knobs (env): BENCH_TURN_ROWS (10000,45000), BENCH_VECTORS_STORE, BENCH_HNSW_WITH (build parameters for the turn
- * index, e.g. `m = 16, ef_construction = 64`, pgvector's defaults; the service builds its binary indexes with m 8,
- * ef_construction 32).
+ * Knobs (env): BENCH_TURN_ROWS (10000,45000), BENCH_VECTORS_STORE.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
 import { migrate } from '../../shared/adapters/postgres/migrations.js';
-import { ensureVectorIndexes, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import type { IndexedTurn } from '../../shared/application/search-ports.js';
 import { appendBody, rng } from './fixtures.js';
 import { round, summarize } from './stats.js';
@@ -35,7 +32,6 @@ const MODEL = 'use-lite-512';
 const DIMS = 512;
 const USERS = 20;
 const STOPS = (process.env.BENCH_TURN_ROWS ?? '10000,45000').split(',').map(Number);
-const HNSW_WITH = process.env.BENCH_HNSW_WITH;
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const random = rng(42);
 const gauss = () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
@@ -97,13 +93,7 @@ function turn(user: number, session: number): IndexedTurn {
 const dir = mkdtempSync(path.join(os.tmpdir(), 'turn-index-cost-'));
 const db = await openPglite(dir);
 await migrate(db);
-await ensureVectorIndexes(db, MODEL, DIMS);
-const [hnsw] = await db.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_turns' AND indexdef ILIKE '%hnsw%'`);
-if (HNSW_WITH) {
-  await db.exec(`DROP INDEX ${hnsw!.indexname}`);
-  await db.exec(hnsw!.indexdef.replace(/( WITH \([^)]*\))? WHERE /, ` WITH (${HNSW_WITH}) WHERE `));
-}
-console.log(`turn index cost: vectors ${source}; turn HNSW ${HNSW_WITH ? `rebuilt WITH (${HNSW_WITH})` : 'as the service builds it'}; load average ${load()}`);
+console.log(`turn index cost: vectors ${source}; load average ${load()}`);
 
 /** 200 turns indexed in 10-turn calls after `prepare`, rolled back: wall and CPU ms per turn, and per statement kind. */
 async function indexCost(prepare: string[]): Promise<{ wall: number; cpu: number; statements: Map<string, number> }> {
@@ -158,7 +148,7 @@ async function vectorParsing(): Promise<void> {
   }
 }
 
-const hnswPath = new PostgresSearchIndex(db, { exactScanMaxRows: 0 });
+const codesPath = new PostgresSearchIndex(db, { exactScanMaxRows: 0 });
 const exactPath = new PostgresSearchIndex(db, { exactScanMaxRows: 2 ** 31 - 1 });
 const bulk = new PostgresSearchIndex(db, { exactScanMaxRows: 0 });
 let rows = 0;
@@ -173,7 +163,7 @@ for (const stop of STOPS) {
   console.log(`\n  ${rows} turn rows (filled in ${round((performance.now() - t0) / 1000, 1)} s); load average ${load()}`);
   const parts: [string, string[]][] = [
     ['as the service does', []],
-    ['without the turn HNSW index', [`DROP INDEX ${hnsw!.indexname}`]],
+    ["without the codes' foreign key", ['ALTER TABLE memory_turn_bits DROP CONSTRAINT memory_turn_bits_user_id_session_id_seq_fkey']],
     ['without the full-text index', ['DROP INDEX memory_turns_user_tsv']],
     ['without row triggers (forget guard)', ['ALTER TABLE memory_turns DISABLE TRIGGER USER']],
     ['without the by-time and by-rev indexes', ['DROP INDEX memory_turns_by_time', 'DROP INDEX memory_turns_by_rev']],
@@ -194,13 +184,13 @@ for (const stop of STOPS) {
       const query = { userId: `u${q % USERS}`, text: '', vector: { model: MODEL, values: vectors[(q * 37) % vectors.length]! }, limit: k, filters: {} };
       const exact = new Set((await exactPath.turns(query, 'vector')).map((h) => `${h.sessionId}/${h.seq}`));
       const t1 = performance.now();
-      const approximate = await hnswPath.turns(query, 'vector');
+      const approximate = await codesPath.turns(query, 'vector');
       latencies.push(performance.now() - t1);
       found += approximate.filter((h) => exact.has(`${h.sessionId}/${h.seq}`)).length;
       wanted += exact.size;
     }
     const s = summarize(latencies);
-    console.log(`    SQL path (HNSW) recall@${k} ${round(found / wanted, 4)}, p50 ${round(s.p50, 1)} ms, p95 ${round(s.p95, 1)} ms; load ${load()}`);
+    console.log(`    SQL path (binary codes) recall@${k} ${round(found / wanted, 4)}, p50 ${round(s.p50, 1)} ms, p95 ${round(s.p95, 1)} ms; load ${load()}`);
   }
 }
 await db.close();

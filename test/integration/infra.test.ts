@@ -21,7 +21,7 @@ const readJson = (path: string): unknown => JSON.parse(readFileSync(path, 'utf8'
 // Settings config.ts reads that Bicep deliberately does not set. Each group says why; everything else is set.
 
 /** The local host, embedded PostgreSQL and its data folder: an Azure deployment never reads them. */
-const LOCAL_HOST_ONLY_SETTINGS = ['HOST', 'PORT', 'BODY_TIMEOUT_MS', 'PUMP_INTERVAL_MS', 'PUMP_BATCH_SIZE', 'MEMORY_DATA_DIR', 'PGLITE_SHARED_BUFFERS_MB', 'PGLITE_VECTOR_INDEXES', 'PGLITE_THREAD', 'DATABASE_URL', 'SEARCH_SNAPSHOT_ROWS', 'AZURITE_DATA_DIR', 'AZURITE_BLOB_PORT'];
+const LOCAL_HOST_ONLY_SETTINGS = ['HOST', 'PORT', 'BODY_TIMEOUT_MS', 'PUMP_INTERVAL_MS', 'PUMP_BATCH_SIZE', 'MEMORY_DATA_DIR', 'PGLITE_SHARED_BUFFERS_MB', 'PGLITE_THREAD', 'DATABASE_URL', 'SEARCH_SNAPSHOT_ROWS', 'AZURITE_DATA_DIR', 'AZURITE_BLOB_PORT'];
 
 /** Keys, for the Cosmos DB emulator and non-Azure model endpoints. In Azure every connection uses the managed identity. */
 const KEY_SETTINGS = ['COSMOS_KEY', 'AZURE_OPENAI_API_KEY', 'OPENAI_API_KEY', 'ARTIFACTS_BLOB_CONNECTION_STRING'];

@@ -104,10 +104,10 @@ async function corpus(users = ['u', 'other'], turnsPerUser = 120, migrated = tru
 }
 
 /**
- * The migrations that add columns the current writes write: the referred periods, whether a turn is in the HNSW index,
- * and the vectors' codes.
+ * The migrations that add columns and tables the current writes write: the referred periods, the vectors' int8 codes
+ * and their binary codes.
  */
-const WRITTEN_COLUMNS = MIGRATIONS.filter((m) => m.name === 'the period a turn refers to' || m.version === 25 || m.version === 27);
+const WRITTEN_COLUMNS = MIGRATIONS.filter((m) => m.name === 'the period a turn refers to' || m.version === 27 || m.version === 28);
 
 const LISTS = [
   ['turns', 'fulltext'],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openPglite, type Db, type Queryable } from '../../shared/adapters/postgres/db.js';
 import { migrate, MIGRATIONS } from '../../shared/adapters/postgres/migrations.js';
 import { postgresStores } from '../../shared/adapters/postgres/stores.js';
-import { bm25Sql, dropVectorIndexes, ensureVectorIndexes, EXACT_SCAN_MAX_ROWS, hnswIndexName, hnswKind, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
+import { assertPgvector, BINARY_MIN_DIMENSIONS, bm25Sql, PostgresSearchIndex } from '../../shared/adapters/postgres/search.js';
 import type { IndexedTurn, SearchQuery } from '../../shared/application/search-ports.js';
 import type { InteractionDocument } from '../../shared/contracts/interactions.js';
 import { rng } from '../support/random.js';
@@ -266,71 +266,40 @@ describe("a session's turn vectors read back", () => {
   });
 });
 
-describe('vector search with HNSW', () => {
-  /**
-   * Runs the HNSW statement the adapter handed to memory_nearest, as memory_nearest runs it (its parameters are one
-   * text array and the query vector), with the given iterative-scan mode: its plan and its rows.
-   */
-  async function runHnsw(db: Db, call: { params: unknown[] | undefined }, iterative: 'relaxed_order' | 'off') {
-    const [, , hnsw, , efSearch, , params, vector] = call.params as [string, number, string, string, number, number, string[], Buffer];
-    const sql = hnsw.replaceAll('($1)', '($1::text[])').replaceAll('$2::', '$2::float4[]::vector::');
-    return db.transaction(async (tx) => {
-      await tx.query("SELECT set_config('hnsw.iterative_scan', $1, true), set_config('hnsw.ef_search', $2, true), set_config('enable_sort', 'off', true)", [iterative, String(efSearch)]);
-      const plan = (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, [params, vector])).map((r) => r['QUERY PLAN']).join('\n');
-      return { plan, rows: await tx.query<Record<string, unknown>>(sql, [params, vector]) };
-    });
+describe('vector search by binary codes', () => {
+  /** Runs the code scan the adapter handed to memory_nearest as memory_nearest runs it (one text array of parameters and the query vector): its plan and rows. */
+  async function runCandidates(db: Db, call: { params: unknown[] | undefined }) {
+    const [, , candidates, , params, vector] = call.params as [string, number, string, string, string[], Buffer];
+    const sql = candidates.replaceAll('($1)', '($1::text[])').replaceAll('$2::', '$2::float4[]::vector::');
+    const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, [params, vector])).map((r) => r['QUERY PLAN']).join('\n');
+    return { plan, rows: await db.query<Record<string, unknown>>(sql, [params, vector]) };
   }
 
   const exactTop = async (db: Db, table: string, column: string, key: string, userId: string, vector: number[], limit: number, where = '') =>
     (await db.query<{ k: string }>(`SELECT ${key} AS k FROM ${table} WHERE user_id = $1 ${where} ORDER BY ${column} <=> $2::vector LIMIT $3`, [userId, JSON.stringify(vector), limit])).map((r) => r.k);
 
-  it('creates one partial expression index per vector column and embedding model, idempotently', async () => {
-    const db = await openDb();
-    // The index a binary one replaces (the vectors themselves, under the name they had before), dropped at start.
-    const replaced = hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072, { binary: false, partial: false });
-    await db.exec(`CREATE INDEX ${replaced} ON interactions (id)`);
-    // An index of every row, which the index of the rows searched through it replaces (migration 25).
-    const everyTurn = hnswIndexName('memory_turns', 'vector', MODEL, DIMS, { partial: false });
-    await db.exec(`CREATE INDEX ${everyTurn} ON memory_turns (seq)`);
-    await ensureVectorIndexes(db, MODEL, DIMS);
-    await ensureVectorIndexes(db, MODEL, DIMS);
-    await ensureVectorIndexes(db, "other 'model'", 3072);
-    await ensureVectorIndexes(db, 'huge', 16_000);
-    const indexes = await db.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%hnsw%' ORDER BY indexname`);
-    expect(indexes).toHaveLength(9);
-    expect(indexes.map((i) => i.indexname)).not.toContain(replaced);
-    expect(indexes.map((i) => i.indexname)).not.toContain(everyTurn);
-    const turnIndex = indexes.find((i) => i.indexname === hnswIndexName('memory_turns', 'vector', MODEL, DIMS))!;
-    expect(turnIndex.indexdef).toMatch(/USING hnsw \(\(\(vector\)::vector\(8\)\) vector_cosine_ops\) WHERE \(\(embedding_model = 'test-model'::text\) AND \(vector_dims\(vector\) = 8\) AND vector_indexed\)/);
-    const binary = indexes.find((i) => i.indexname === hnswIndexName('interactions', 'summary_vector', "other 'model'", 3072))!;
-    expect(binary.indexdef).toMatch(/USING hnsw \(\(\(binary_quantize\(summary_vector\)\)::bit\(3072\)\) bit_hamming_ops\) WITH \(m='8', ef_construction='32'\) WHERE \(\(embedding_model = 'other ''model'''::text\)/);
-    expect([8, 255, 256, 16_000, 16_001, 0].map((n) => hnswKind(n)?.ops ?? null)).toEqual(['vector_cosine_ops', 'vector_cosine_ops', 'bit_hamming_ops', 'bit_hamming_ops', null, null]);
-    await db.close();
-  }, 60_000);
-
-  it('refuses pgvector before 0.8, which has no iterative scans', async () => {
-    const old = { query: async () => [{ version: '0.7.4' }], exec: async () => undefined } as unknown as Queryable;
+  it('refuses pgvector before 0.7, which has no binary quantisation', async () => {
+    const old = { query: async () => [{ version: '0.6.2' }], exec: async () => undefined } as unknown as Queryable;
     const db = { kind: 'postgres', ...old, transaction: (fn: (tx: Queryable) => Promise<unknown>) => fn(old), close: async () => undefined } as unknown as Db;
-    await expect(ensureVectorIndexes(db, MODEL, DIMS)).rejects.toThrow(/pgvector 0\.8 or later .* has 0\.7\.4/);
+    await expect(assertPgvector(db)).rejects.toThrow(/pgvector 0\.7 or later .* has 0\.6\.2/);
+    await expect(assertPgvector(await openDb())).resolves.toBeUndefined();
   });
 
-  // Up to 255 dimensions the index holds the vectors; from 256 their binary quantisation, the candidates re-ranked.
-  it.each([DIMS, 512])('answers a large user from the HNSW index (%i dimensions), with every user seeing only their own nearest rows', async (dims) => {
+  // From 256 dimensions a large user's codes are scanned and the nearest re-ranked; below, every row is scanned exactly.
+  it.each([DIMS, 512])('answers a large user by scanning their codes (%i dimensions), every user seeing only their own nearest rows', async (dims) => {
     const base = await openDb();
-    await ensureVectorIndexes(base, MODEL, dims);
     const { db, log } = recording(base);
     const search = new PostgresSearchIndex(db, { exactScanMaxRows: 150 });
-    const stores = postgresStores(base, { exactScanMaxRows: 150 });
+    const stores = postgresStores(base);
     const random = rng(7);
     // Spread per dimension scaled so that the noise has the same length whatever the size.
     const noisy = (center: number[], spread: number) => unit(center.map((x) => x + spread * Math.sqrt(DIMS / dims) * (random() - 0.5)));
     const target = unit(Array.from({ length: dims }, () => random() - 0.5));
-    // Twenty users just past the exact scan's size whose vectors crowd around the query, and one large user whose
-    // vectors are spread out, in topics, one of them nearer the query than the others: an index walk that stopped at
-    // ef_search candidates would find no row of the large user. Two small users' turns are not in the index at all.
+    // Users whose vectors crowd around the query, two small ones among them, and one large user whose vectors are
+    // spread out in topics, one of them nearer the query than the others.
     const topics = [noisy(target, 0.6), ...Array.from({ length: 11 }, () => noisy(target, 2))];
     const users = [
-      ...Array.from({ length: 20 }, (_, u) => ({ id: `crowd-${u}`, rows: 160, near: () => noisy(target, 0.3) })),
+      ...Array.from({ length: 5 }, (_, u) => ({ id: `crowd-${u}`, rows: 160, near: () => noisy(target, 0.3) })),
       ...Array.from({ length: 2 }, (_, u) => ({ id: `small-${u}`, rows: 120, near: () => noisy(target, 0.3) })),
       { id: 'large', rows: 600, near: () => noisy(topics[Math.floor(random() * topics.length)]!, 0.6) },
     ];
@@ -341,8 +310,6 @@ describe('vector search with HNSW', () => {
     }
     const q = noisy(target, 0.1);
 
-    // The large user: the HNSW statement, planned on the model's index, finds the limit of the user's rows, so
-    // memory_nearest keeps them; without the iterative scan the walk would stop among the small users' vectors.
     for (const [run, table, column, key] of [
       [() => search.turns(query('large', '', 50, q), 'vector'), 'memory_turns', 'vector', `session_id || '#' || seq`],
       [() => search.interactions(query('large', '', 50, q), 'vector'), 'interactions', 'content_vector', 'id'],
@@ -353,14 +320,18 @@ describe('vector search with HNSW', () => {
       const keys = hits.map((h) => ('id' in h ? h.id : `${h.sessionId}#${h.seq}`));
       const calls = log.filter((l) => l.sql.includes('memory_nearest'));
       expect(calls, column).toHaveLength(1);
-      const relaxed = await runHnsw(base, calls[0]!, 'relaxed_order');
-      expect(relaxed.plan, column).toContain(`Index Scan using ${hnswIndexName(table, column, MODEL, dims)}`);
-      expect(relaxed.rows.map((r) => ('turn_id' in r ? `${String(r.session_id)}#${String(r.seq)}` : r.id))).toEqual(keys);
-      expect((await runHnsw(base, calls[0]!, 'off')).rows.length, column).toBeLessThan(10);
       const truth = await exactTop(base, table, column, key, 'large', q, 50);
       expect(new Set(keys).size).toBe(50);
-      expect(keys.filter((k) => truth.includes(k)).length / 50, column).toBeGreaterThanOrEqual(0.9);
       expect(hits.every((h) => ('id' in h ? h.id : h.shown?.turnId ?? '').startsWith('large/')), column).toBe(true);
+      if (dims < BINARY_MIN_DIMENSIONS) {
+        expect(calls[0]!.params![2], column).toBeNull();
+        expect(keys, column).toEqual(truth);
+        continue;
+      }
+      const scanned = await runCandidates(base, calls[0]!);
+      expect(scanned.plan, column).toContain(table === 'memory_turns' ? 'memory_turn_bits' : 'interaction_bits');
+      expect(scanned.rows.map((r) => ('turn_id' in r ? `${String(r.session_id)}#${String(r.seq)}` : r.id))).toEqual(keys);
+      expect(keys.filter((k) => truth.includes(k)).length / 50, column).toBeGreaterThanOrEqual(0.9);
     }
 
     // Small users: an exact scan of their own rows.
@@ -369,112 +340,87 @@ describe('vector search with HNSW', () => {
       expect(hits.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, user, q, 30));
     }
 
-    // A narrow filter on the large user: the index walk gives up short of the limit, and the exact scan answers.
+    // Filters apply to the codes' scan, which considers every row that passes them: a narrow agent filter, a session
+    // and a time range get the exact answer (fewer rows pass than the scan hands to the re-rank).
+    const keysOf = (hits: readonly { sessionId: string; seq: number }[]) => hits.map((h) => `${h.sessionId}#${h.seq}`);
     const rare = await search.turns(query('large', '', 30, q, { agentId: 'rare' }), 'vector');
-    expect(rare.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, 'large', q, 30, `AND agent_id = 'rare'`));
+    expect(keysOf(rare)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, 'large', q, 30, `AND agent_id = 'rare'`));
     expect(rare).toHaveLength(12);
+    const session = await search.turns(query('large', '', 20, q, { sessionId: 's3' }), 'vector');
+    expect(keysOf(session)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, 'large', q, 20, `AND session_id = 's3'`));
+    const window = await search.turns(query('large', '', 20, q, { from: at(100), to: at(160) }), 'vector');
+    expect(keysOf(window)).toEqual(await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, 'large', q, 20, `AND occurred_at BETWEEN '${at(100)}' AND '${at(160)}'`));
+    const rareWindows = await search.interactions(query('large', '', 30, q, { agentId: 'rare' }), 'vector');
+    expect(rareWindows.map((w) => w.id)).toEqual(await exactTop(base, 'interactions', 'content_vector', 'id', 'large', q, 30, `AND doc->'agentIds' ? 'rare'`));
     await base.close();
   }, 120_000);
 
-  it("puts a user's rows in the indexes once the user passes the exact scan's size, the earlier rows with them", async () => {
-    const base = await openDb();
-    await ensureVectorIndexes(base, MODEL, DIMS);
-    const { db, log } = recording(base);
-    const search = new PostgresSearchIndex(db, { exactScanMaxRows: 20 });
-    const { interactions } = postgresStores(base, { exactScanMaxRows: 20 });
+  it('writes the codes with their rows, rewrites them with the rows, and deletes them with the rows', async () => {
+    const db = await openDb();
+    const search = new PostgresSearchIndex(db);
+    const { interactions } = postgresStores(db);
     const random = rng(5);
-    const vectors = Array.from({ length: 26 }, () => unit(Array.from({ length: DIMS }, () => random() - 0.5)));
-    const write = (from: number, to: number, userId = 'grows') =>
-      search.indexTurns(vectors.slice(from, to).map((v, i) => turn(userId, `s${(from + i) % 3}`, from + i + 1, `user: turn ${from + i}`, v)));
-    const indexed = async (table = 'memory_turns') =>
-      Object.fromEntries(
-        (await base.query<{ user_id: string; n: number }>(`SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM ${table} GROUP BY user_id ORDER BY 1`)).map((r) => [r.user_id, r.n]),
-      );
-
-    await write(0, 15);
-    await write(0, 12, 'small');
-    await interactions.upsert([1, 2].map((n) => interaction('grows', 's0', n, vectors[n]!)).concat(interaction('small', 's0', 1, vectors[1]!)));
-    await write(15, 20);
-    await write(0, 5); // rewritten turns are not new ones: still 20
-    expect(await indexed()).toEqual({ grows: 0, small: 0 });
-    expect(await indexed('interactions')).toEqual({ grows: 0, small: 0 });
-    await write(18, 23); // two rewritten, three new: past the size, the rewritten ones with the new
-    expect(await indexed()).toEqual({ grows: 23, small: 0 });
-    expect(await indexed('interactions')).toEqual({ grows: 2, small: 0 });
-    await write(23, 26);
-    await write(0, 2);
-    await interactions.upsert([3, 1].map((n) => interaction('grows', 's0', n, vectors[n]!)).concat(interaction('small', 's0', 2, vectors[2]!)));
-    expect(await indexed()).toEqual({ grows: 26, small: 0 });
-    expect(await indexed('interactions')).toEqual({ grows: 3, small: 0 });
-
-    // A write that takes nobody past the size reads neither table for the catch-up: its scans never run. (Joined with
-    // the users who crossed instead, with other users' rows and statistics, the plan scanned a whole table each write.)
-    await interactions.upsert(Array.from({ length: 300 }, (_, n) => interaction('others', 's0', n, vectors[n % 26]!)));
-    await base.exec('ANALYZE interactions, memory_turns, memory_turn_stats');
-    log.length = 0;
-    await write(0, 12, 'small');
-    const { sql, params } = log.find((l) => l.sql.includes('INSERT INTO memory_turns'))!;
-    // ANALYZE runs it again: the same rows rewritten, which changes nothing.
-    const lines = (await base.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${sql}`, params)).map((r) => r['QUERY PLAN']);
-    for (const cte of ['earlier_turns', 'earlier_windows']) {
-      const from = lines.indexOf(`  CTE ${cte}`);
-      const to = lines.findIndex((line, i) => i > from && /^ {2}\S/.test(line));
-      const reads = lines.slice(from, to).filter((line) => /Scan (on|using) /.test(line) && !line.includes('CTE Scan'));
-      expect(reads.length, cte).toBeGreaterThan(0);
-      for (const read of reads) expect(read, cte).toContain('(never executed)');
-    }
-
-    // The index walk answers, and finds a turn written before the user passed the size.
-    log.length = 0;
-    const hits = await search.turns(query('grows', '', 3, vectors[4]), 'vector');
-    expect(hits[0]).toMatchObject({ sessionId: 's1', seq: 5 });
-    const calls = log.filter((l) => l.sql.includes('memory_nearest'));
-    expect((await runHnsw(base, calls[0]!, 'relaxed_order')).plan).toContain(`Index Scan using ${hnswIndexName('memory_turns', 'vector', MODEL, DIMS)}`);
-    await base.close();
+    const vector = () => unit(Array.from({ length: 512 }, () => random() - 0.5));
+    const [v1, v2, v3] = [vector(), vector(), vector()];
+    await search.indexTurns([turn('u', 's1', 1, 'user: one', v1), turn('u', 's2', 1, 'user: two', v2)]);
+    await interactions.upsert([interaction('u', 's1', 0, v1, v2)]);
+    const turnCodes = () => db.query(`SELECT session_id, seq, b.agent_id, b.bits = binary_quantize(t.vector)::varbit AS same FROM memory_turn_bits b JOIN memory_turns t USING (user_id, session_id, seq) ORDER BY 1`);
+    const windowCodes = () =>
+      db.query(`SELECT b.agent_ids, b.content_bits = binary_quantize(i.content_vector)::varbit AND b.summary_bits = binary_quantize(i.summary_vector)::varbit AS same FROM interaction_bits b JOIN interactions i USING (user_id, id)`);
+    expect(await turnCodes()).toEqual([
+      { session_id: 's1', seq: 1, agent_id: null, same: true },
+      { session_id: 's2', seq: 1, agent_id: null, same: true },
+    ]);
+    expect(await windowCodes()).toEqual([{ agent_ids: [], same: true }]);
+    // A rewrite (a projection run again) brings its codes and filtered columns along.
+    await search.indexTurns([turn('u', 's1', 1, 'user: one', v3, { agentId: 'planner' })]);
+    await interactions.upsert([{ ...interaction('u', 's1', 0, v3, v1), agentIds: ['planner'] }]);
+    expect(await turnCodes()).toEqual([
+      { session_id: 's1', seq: 1, agent_id: 'planner', same: true },
+      { session_id: 's2', seq: 1, agent_id: null, same: true },
+    ]);
+    expect(await windowCodes()).toEqual([{ agent_ids: ['planner'], same: true }]);
+    // A forget deletes the rows; their codes go with them.
+    await db.query(`DELETE FROM memory_turns WHERE session_id = 's1'`);
+    await db.query('DELETE FROM interactions');
+    expect((await turnCodes()).map((r) => r.session_id)).toEqual(['s2']);
+    expect(await db.query('SELECT * FROM interaction_bits')).toEqual([]);
+    await db.close();
   }, 60_000);
 
-  it("on a PostgreSQL server takes each user's lock before writing their rows, so none is written beside a catch-up", async () => {
+  it("on a PostgreSQL server takes each user's lock before writing their turns, so the BM25 statistics count a turn once", async () => {
     const base = await openDb();
     const { db, log } = recording(base);
     const server: Db = { ...db, kind: 'postgres' };
     const vector = unit([1, 2, 3, 4, 5, 6, 7, 8]);
     await new PostgresSearchIndex(server).indexTurns([turn('b', 's1', 1, 'user: one', vector), turn('a', 's1', 1, 'user: two', vector)]);
-    await postgresStores(server).interactions.upsert([interaction('a', 's1', 0, vector)]);
-    const writes = log.filter((l) => /INSERT INTO (memory_turns|interactions) /.test(l.sql));
-    expect(writes).toHaveLength(2);
-    for (const write of writes) expect(log[log.indexOf(write) - 1]!.sql).toContain('pg_advisory_xact_lock');
-    expect(log.filter((l) => l.sql.includes('pg_advisory_xact_lock')).map((l) => l.params)).toEqual([[['b', 'a']], [['a']]]);
+    const write = log.find((l) => /INSERT INTO memory_turns /.test(l.sql))!;
+    expect(log[log.indexOf(write) - 1]!.sql).toContain('pg_advisory_xact_lock');
+    expect(log.filter((l) => l.sql.includes('pg_advisory_xact_lock')).map((l) => l.params)).toEqual([[['b', 'a']]]);
     await base.close();
   });
 
-  it("migration 25 puts the rows of users past the exact scan's size in the indexes, and only theirs", async () => {
-    const db = await migratedBefore(25);
-    await db.exec(`CREATE INDEX ${hnswIndexName('memory_turns', 'vector', MODEL, DIMS, { partial: false })} ON memory_turns USING hnsw ((vector::vector(8)) vector_cosine_ops)`);
-    await db.exec(`CREATE INDEX ${hnswIndexName('interactions', 'content_vector', MODEL, DIMS, { partial: false })} ON interactions USING hnsw ((content_vector::vector(8)) vector_cosine_ops)`);
-    const rows = (userId: string, n: number) =>
-      db.query(
-        `INSERT INTO memory_turns (user_id, session_id, seq, turn_id, speaker, text, occurred_at, tsv, doc_len, embedding_model, vector)
-         SELECT $1, 's', g, 't' || g, 'user', 'text', now(), to_tsvector('text'), 1, $2, '[1,0,0,0,0,0,0,0]' FROM generate_series(1, $3) g`,
-        [userId, MODEL, n],
-      );
-    await rows('large', EXACT_SCAN_MAX_ROWS + 1);
-    await rows('small', 3);
+  it("migrations 28 and 29 write every row's codes and drop the HNSW indexes", async () => {
+    const db = await migratedBefore(28);
+    await db.exec(`CREATE INDEX memory_turns_vector_hnsw_0123456789ab ON memory_turns USING hnsw ((vector::vector(8)) vector_cosine_ops) WHERE vector_indexed`);
+    await db.exec(`CREATE INDEX interactions_content_vector_hnsw_0123456789ab ON interactions USING hnsw ((content_vector::vector(8)) vector_cosine_ops)`);
     await db.query(
-      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector)
-       SELECT u, 'w', 's', 1, '{}', $1, '[1,0,0,0,0,0,0,0]', '[1,0,0,0,0,0,0,0]' FROM unnest(ARRAY['large', 'small']) u`,
+      `INSERT INTO memory_turns (user_id, session_id, seq, turn_id, speaker, text, occurred_at, tsv, doc_len, embedding_model, vector, agent_id)
+       SELECT 'u', 's', g, 't' || g, 'user', 'text', now(), to_tsvector('text'), 1, $1, ('[' || g || ',-1,0,0,0,0,0,1]')::vector, 'a' FROM generate_series(1, 3) g`,
       [MODEL],
     );
-    await db.query('INSERT INTO memory_turn_stats (user_id, docs, total_len) VALUES ($1, $2::int, $2::int), ($3, 3, 3)', ['large', EXACT_SCAN_MAX_ROWS + 1, 'small']);
-    expect(await migrate(db)).toEqual(MIGRATIONS.filter((m) => m.version >= 25).map((m) => m.version));
+    await db.query(
+      `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector)
+       VALUES ('u', 'w', 's', 1, '{"agentIds": ["a"], "startedAt": "2026-01-01T00:00:00.000Z"}', $1, '[1,-1,0,0,0,0,0,0]', '[-1,1,0,0,0,0,0,0]')`,
+      [MODEL],
+    );
+    expect(await migrate(db)).toEqual([28, 29]);
     expect(await db.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw%'`)).toEqual([]);
-    expect(await db.query('SELECT user_id, count(*) FILTER (WHERE vector_indexed)::int AS n FROM memory_turns GROUP BY user_id ORDER BY 1')).toEqual([
-      { user_id: 'large', n: EXACT_SCAN_MAX_ROWS + 1 },
-      { user_id: 'small', n: 0 },
+    expect(await db.query(`SELECT seq, agent_id, bits::text FROM memory_turn_bits ORDER BY seq`)).toEqual([1, 2, 3].map((seq) => ({ seq, agent_id: 'a', bits: '10000001' })));
+    expect(await db.query(`SELECT agent_ids, started_at::text AS at, content_bits::text AS c, summary_bits::text AS s FROM interaction_bits`)).toEqual([
+      { agent_ids: ['a'], at: '2026-01-01 00:00:00+00', c: '10000000', s: '01000000' },
     ]);
-    expect(await db.query('SELECT user_id, vector_indexed FROM interactions ORDER BY 1')).toEqual([
-      { user_id: 'large', vector_indexed: true },
-      { user_id: 'small', vector_indexed: false },
-    ]);
+    expect(await db.query(`SELECT column_name FROM information_schema.columns WHERE column_name = 'vector_indexed'`)).toEqual([]);
     await db.close();
   }, 60_000);
 
@@ -498,19 +444,5 @@ describe('vector search with HNSW', () => {
     await db.close();
   });
 
-  it('without HNSW indexes (PGLITE_VECTOR_INDEXES=none), a large user is searched exactly, the same rows as the index finds', async () => {
-    const base = await openDb();
-    await ensureVectorIndexes(base, MODEL, DIMS);
-    const search = new PostgresSearchIndex(base, { exactScanMaxRows: 50 });
-    const random = rng(11);
-    const vectors = Array.from({ length: 400 }, () => unit(Array.from({ length: DIMS }, () => random() - 0.5)));
-    await search.indexTurns(vectors.map((v, i) => turn('large', `s${i % 10}`, i + 1, `user: turn ${i}`, v)));
-    const q = vectors[123]!;
-    const truth = await exactTop(base, 'memory_turns', 'vector', `session_id || '#' || seq`, 'large', q, 20);
-    await dropVectorIndexes(base);
-    expect(await base.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw%'`)).toEqual([]);
-    const hits = await search.turns(query('large', '', 20, q), 'vector');
-    expect(hits.map((h) => `${h.sessionId}#${h.seq}`)).toEqual(truth);
-    await base.close();
-  }, 60_000);
+
 });

@@ -708,6 +708,81 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         ALTER COLUMN summary_codes SET STORAGE MAIN, ALTER COLUMN summary_codes SET STATISTICS 0;
     `,
   },
+  {
+    version: 28,
+    name: "vectors' binary codes in narrow rows, for the vector search of a large user",
+    sql: `
+      -- Each vector's binary quantisation (a bit a dimension, its sign) in narrow rows of its own, with the columns the
+      -- searches filter on: a large user's vector search scans them all by Hamming distance and re-ranks the nearest by
+      -- cosine (memory_nearest, migration 29). A row here costs an insert into one B-tree, where an HNSW insert was most
+      -- of a projected turn's write on PGlite; the scan reads about 100 bytes a row, not the wide row with its vector.
+      -- Written and rewritten with their row (indexTurns, interactions.upsert), deleted with it (a forget).
+      CREATE TABLE memory_turn_bits (
+        user_id     text NOT NULL,
+        session_id  text NOT NULL,
+        seq         integer NOT NULL,
+        agent_id    text,
+        occurred_at timestamptz NOT NULL,
+        bits        varbit NOT NULL,
+        PRIMARY KEY (user_id, session_id, seq),
+        FOREIGN KEY (user_id, session_id, seq) REFERENCES memory_turns ON DELETE CASCADE
+      );
+      CREATE TABLE interaction_bits (
+        user_id      text NOT NULL,
+        id           text NOT NULL,
+        session_id   text NOT NULL,
+        agent_ids    jsonb NOT NULL,
+        started_at   timestamptz,
+        content_bits varbit NOT NULL,
+        summary_bits varbit NOT NULL,
+        PRIMARY KEY (user_id, id),
+        FOREIGN KEY (user_id, id) REFERENCES interactions ON DELETE CASCADE
+      );
+      ALTER TABLE memory_turn_bits ALTER COLUMN bits SET STATISTICS 0;
+      ALTER TABLE interaction_bits ALTER COLUMN content_bits SET STATISTICS 0, ALTER COLUMN summary_bits SET STATISTICS 0, ALTER COLUMN agent_ids SET STATISTICS 0;
+      INSERT INTO memory_turn_bits SELECT user_id, session_id, seq, agent_id, occurred_at, binary_quantize(vector)::varbit FROM memory_turns;
+      INSERT INTO interaction_bits
+        SELECT user_id, id, session_id, coalesce(doc->'agentIds', '[]'), (doc->>'startedAt')::timestamptz, binary_quantize(content_vector)::varbit, binary_quantize(summary_vector)::varbit
+        FROM interactions;
+    `,
+  },
+  {
+    version: 29,
+    name: 'vector search by the binary codes: the HNSW indexes dropped',
+    sql: `
+      -- The HNSW indexes go: the partial ones with the column they are partial on, any other by name.
+      ALTER TABLE memory_turns DROP COLUMN vector_indexed;
+      ALTER TABLE interactions DROP COLUMN vector_indexed;
+      DO $do$
+      DECLARE
+        v_index text;
+      BEGIN
+        FOR v_index IN SELECT indexname FROM pg_indexes
+                       WHERE schemaname = current_schema() AND tablename IN ('memory_turns', 'interactions') AND indexname LIKE '%\\_hnsw\\_%' LOOP
+          EXECUTE format('DROP INDEX %I', v_index);
+        END LOOP;
+      END
+      $do$;
+      -- A user past p_max_exact turns is searched by p_candidates (the scan of the codes, re-ranked), the others by
+      -- p_exact (cosine over every row). Both are statements over p_params (text) and p_vector.
+      DROP FUNCTION memory_nearest(text, integer, text, text, integer, integer, text[], vector);
+      CREATE FUNCTION memory_nearest(p_size text, p_max_exact integer, p_candidates text, p_exact text, p_params text[], p_vector vector)
+      RETURNS SETOF jsonb LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_size integer;
+      BEGIN
+        IF p_candidates IS NOT NULL THEN
+          EXECUTE p_size INTO v_size USING p_params, p_vector;
+        END IF;
+        IF coalesce(v_size, 0) > p_max_exact THEN
+          RETURN QUERY EXECUTE format('SELECT to_jsonb(r) FROM (%s) r', p_candidates) USING p_params, p_vector;
+        ELSE
+          RETURN QUERY EXECUTE format('SELECT to_jsonb(r) FROM (%s) r', p_exact) USING p_params, p_vector;
+        END IF;
+      END
+      $fn$;
+    `,
+  },
 ];
 
 /** Applies pending migrations; concurrent starters wait on an advisory lock instead of racing. */

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Retriever } from '../../contracts/facts.js';
 import type { IndexedTurn, SearchIndex, SearchQuery, TurnHit, WindowHit } from '../../application/search-ports.js';
 import { BM25 } from '../../domain/ranking.js';
@@ -10,59 +9,24 @@ import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRo
 
 /**
  * A user with at most this many turns is searched by exact scan, turns and interactions alike (interactions are windows
- * of turns, never more): about as fast as an HNSW walk at that size on PGlite (vectors stored in the row), and exact.
- * Above it the HNSW index answers (README, Fact search). So a user's rows enter the HNSW indexes only once the user has
- * more (`vector_indexed`, see PostgresSearchIndex.indexTurns): most users never pay the inserts.
+ * of turns, never more): exact, and fast enough at that size (vectors stored in the row). Above it the scan of the
+ * vectors' binary codes answers (memory_nearest, migration 29; README, Fact search).
  */
 export const EXACT_SCAN_MAX_ROWS = 2_000;
 
 /**
- * Runs `write`, one statement, with the writes of these users' search rows serialised, so that none is written outside
- * the HNSW indexes beside the turn write that takes its user past EXACT_SCAN_MAX_ROWS (which puts the user's earlier
- * rows in). PGlite runs one statement at a time already, so it needs no transaction (on its own thread, a transaction
- * would hold it while each statement comes from the service's thread); a server takes a transaction lock per user, in
- * order, first.
+ * Vectors of at least this many dimensions are searched, for a user past EXACT_SCAN_MAX_ROWS, by their binary codes
+ * (a bit a dimension, its sign; `memory_turn_bits`, `interaction_bits`): the BINARY_RERANK × limit rows nearest by
+ * Hamming distance (at least BINARY_MIN_CANDIDATES), every one of the user's rows that pass the filters considered,
+ * ranked by their exact cosine distance. Below it too few bits tell vectors apart, and the exact scan answers.
  */
-export async function writeUsersRows(db: Db, users: readonly string[], write: (q: Queryable) => Promise<unknown>): Promise<void> {
-  if (db.kind === 'pglite') return void (await write(db));
-  await db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('search-rows:' || u, 0)) FROM unnest($1::text[]) u ORDER BY u`, [[...new Set(users)]]);
-    await write(tx);
-  });
-}
-
-/**
- * Whether a user's search rows go in the HNSW indexes, in SQL: the user's turns (`userId` an SQL expression), with the
- * `added` ones of the write, past `max`.
- */
-export const indexedForUser = (userId: string, max: string, added = '0') =>
-  `coalesce((SELECT s.docs FROM memory_turn_stats s WHERE s.user_id = ${userId}), 0) + ${added} > ${max}`;
-
-/**
- * HNSW candidate list (`hnsw.ef_search`) for a walk that yields `candidates` rows. On the bench's random 512-d vectors
- * at 10k, 2 × 100 gave recall@100 0.7 against 0.5 for 100, for about the same time (the walk must yield 100 rows either
- * way).
- */
-const efSearch = (candidates: number) => Math.min(1_000, Math.max(100, 2 * candidates));
-/** pgvector's `vector` type holds up to 16,000 dimensions: no larger vector is stored. */
-const VECTOR_MAX_DIMENSIONS = 16_000;
-/**
- * Vectors of at least this many dimensions are indexed by their binary quantisation (a bit a dimension, its sign), and
- * a search re-ranks the BINARY_RERANK × limit nearest by Hamming distance (at least BINARY_MIN_CANDIDATES) by their exact
- * cosine distance. An insert compares bits instead of floats: on LoCoMo's vectors (USE Lite, 512-d) at 10k turns, a
- * turn's row cost 0.6 ms instead of 3.9 (with BINARY_BUILD), and the SQL path's recall against the exact scan rose
- * (README, Fact search). Below it, too few bits tell vectors apart, and the index holds the vectors themselves.
- */
-export const BINARY_INDEX_MIN_DIMENSIONS = 256;
+export const BINARY_MIN_DIMENSIONS = 256;
 const BINARY_RERANK = 3;
 const BINARY_MIN_CANDIDATES = 100;
-/**
- * A binary index's: half the insert of pgvector's defaults (neighbour-list pruning grows with m²) and, its candidates
- * re-ranked exactly, the same recall on LoCoMo's vectors at 10k and 45k turns (README, Tests and benchmarks).
- */
-const BINARY_BUILD = 'm = 8, ef_construction = 32';
-/** Iterative index scans (`hnsw.iterative_scan`), which keep a user's top-k from being lost to other users' vectors. */
-const MIN_PGVECTOR = [0, 8] as const;
+/** The rows a code scan hands to the exact re-rank for a top-`limit` search. */
+export const binaryCandidates = (limit: number) => Math.max(BINARY_MIN_CANDIDATES, BINARY_RERANK * limit);
+/** pgvector's `binary_quantize` and Hamming distance on bit strings (`<~>`). */
+const MIN_PGVECTOR = [0, 7] as const;
 
 /** Filters shared by every query; `$1` is the user, the rest are appended after the query's own parameters. */
 function filterSql(query: SearchQuery, params: unknown[], alias: string, timeColumn: string, agentColumn: string): string {
@@ -95,90 +59,33 @@ export async function assertOneEmbeddingModel(db: Db, model: string): Promise<vo
   }
 }
 
-/** How an HNSW index holds vectors of one size: its expression of a vector, operator class and distance operator. */
-export interface HnswKind {
-  /** The indexed expression of a vector-valued SQL expression (the column, or the query's parameter). */
-  key: (vector: string) => string;
-  ops: string;
-  operator: string;
-  /** The index's build parameters, when not pgvector's defaults (m 16, ef_construction 64). */
-  build?: string;
-  /** Rows the index walk yields for a top-`limit` search, re-ranked by exact cosine distance. */
-  candidates: (limit: number) => number;
-}
-
-/** How vectors of this size are indexed, or null when no vector of it can be stored. */
-export function hnswKind(dimensions: number): HnswKind | null {
-  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > VECTOR_MAX_DIMENSIONS) return null;
-  if (dimensions < BINARY_INDEX_MIN_DIMENSIONS) {
-    return { key: (v) => `(${v})::vector(${dimensions})`, ops: 'vector_cosine_ops', operator: '<=>', candidates: (limit) => limit };
-  }
-  const candidates = (limit: number) => Math.max(BINARY_MIN_CANDIDATES, BINARY_RERANK * limit);
-  return { key: (v) => `(binary_quantize(${v}))::bit(${dimensions})`, ops: 'bit_hamming_ops', operator: '<~>', build: BINARY_BUILD, candidates };
-}
-
 /**
- * The vector columns searched by cosine distance, each with one HNSW index per embedding model, of the rows searched
- * through it (`vector_indexed`: the rows of users past EXACT_SCAN_MAX_ROWS, migration 25).
+ * Runs `write`, one statement, with the writes of these users' search rows serialised: a statement that upserts a turn
+ * another writer inserted after it began would count it again in the user's BM25 statistics. PGlite runs one statement
+ * at a time already, so it needs no transaction (on its own thread, a transaction would hold it while each statement
+ * comes from the service's thread); a server takes a transaction lock per user, in order, first.
  */
-const VECTOR_COLUMNS = [
-  { table: 'memory_turns', column: 'vector' },
-  { table: 'interactions', column: 'content_vector' },
-  { table: 'interactions', column: 'summary_vector' },
-] as const;
-const INDEXED_ONLY = 'vector_indexed';
+export async function writeUsersRows(db: Db, users: readonly string[], write: (q: Queryable) => Promise<unknown>): Promise<void> {
+  if (db.kind === 'pglite') return void (await write(db));
+  await db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('search-rows:' || u, 0)) FROM unnest($1::text[]) u ORDER BY u`, [[...new Set(users)]]);
+    await write(tx);
+  });
+}
 
 /** A string as an SQL literal, for the statements that take no parameters (standard_conforming_strings: only a quote is doubled). */
 export const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
 /**
- * The index name: deterministic per model, size, kind and predicate, so a restart finds it and another embedder gets its
- * own. `binary` false names the index of the vectors themselves, which a binary one replaces (their names before binary
- * indexes); `partial` false the index of every row, which one of the rows searched through it replaces (their names
- * before migration 25).
+ * The code scan needs pgvector 0.7 (binary_quantize, Hamming distance): the version installed, or the one the
+ * migrations would install. Refused at start, before the migrations, with what to do.
  */
-export function hnswIndexName(table: string, column: string, model: string, dimensions: number, { binary = hnswKind(dimensions)?.ops === 'bit_hamming_ops', partial = true } = {}): string {
-  const kind = `${binary ? '\nbinary' : ''}${partial ? `\n${INDEXED_ONLY}` : ''}`;
-  return `${table}_${column}_hnsw_${createHash('sha256').update(`${model}\n${dimensions}${kind}`).digest('hex').slice(0, 12)}`;
-}
-
-/**
- * The vector columns are untyped (`vector`: the size depends on the embedder), and HNSW needs a typed expression, so
- * each is indexed as one of the configured size (hnswKind), partial to the configured model's rows of that size:
- * `((binary_quantize(vector))::bit(512)) bit_hamming_ops WHERE embedding_model = '<model>' AND vector_dims(vector) =
- * 512`, or below BINARY_INDEX_MIN_DIMENSIONS `((vector)::vector(n)) vector_cosine_ops`. Searches order by the very same
- * expression under the same predicate, so the planner can use it. Created at start, idempotently (IF NOT EXISTS, under
- * an advisory lock so concurrent starters do not race); building over existing rows happens once, on the first start
- * with a new embedder, and the index the model's vectors had before binary indexes (the vectors themselves, as
- * `vector` or `halfvec`) is dropped then. Needs pgvector 0.8 for iterative scans.
- */
-export async function ensureVectorIndexes(db: Db, model: string, dimensions: number): Promise<void> {
-  await db.transaction(async (tx) => {
-    const [row] = await tx.query<{ version: string }>("SELECT extversion AS version FROM pg_extension WHERE extname = 'vector'");
-    const [major = 0, minor = 0] = (row?.version ?? '0').split('.').map(Number);
-    if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1])) {
-      throw new Error(`pgvector ${MIN_PGVECTOR.join('.')} or later is needed (iterative HNSW scans); the database has ${row?.version ?? 'none'}: ALTER EXTENSION vector UPDATE`);
-    }
-    const kind = hnswKind(dimensions);
-    if (!kind) return;
-    await tx.query('SELECT pg_advisory_xact_lock(7071002)');
-    for (const { table, column } of VECTOR_COLUMNS) {
-      const name = hnswIndexName(table, column, model, dimensions);
-      await tx.exec(
-        `CREATE INDEX IF NOT EXISTS ${name} ON ${table} USING hnsw ((${kind.key(column)}) ${kind.ops})${kind.build ? ` WITH (${kind.build})` : ''}
-         WHERE embedding_model = ${sqlLiteral(model)} AND vector_dims(${column}) = ${dimensions} AND ${INDEXED_ONLY}`,
-      );
-      const replaced = [{ binary: false, partial: false }, { partial: false }].map((was) => hnswIndexName(table, column, model, dimensions, was));
-      for (const old of new Set(replaced)) if (old !== name) await tx.exec(`DROP INDEX IF EXISTS ${old}`);
-    }
-  });
-}
-
-/** Drops every vector column's HNSW indexes, of any model (PGLITE_VECTOR_INDEXES=none): vector searches then scan exactly. */
-export async function dropVectorIndexes(db: Db): Promise<void> {
-  const tables = [...new Set(VECTOR_COLUMNS.map((c) => c.table))];
-  const indexes = await db.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename = ANY($1::text[]) AND indexname LIKE '%\\_hnsw\\_%'`, [tables]);
-  for (const { name } of indexes) await db.exec(`DROP INDEX IF EXISTS ${name}`);
+export async function assertPgvector(db: Db): Promise<void> {
+  const [row] = await db.query<{ version: string }>("SELECT coalesce(installed_version, default_version) AS version FROM pg_available_extensions WHERE name = 'vector'");
+  const [major = 0, minor = 0] = (row?.version ?? '0').split('.').map(Number);
+  if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1])) {
+    throw new Error(`pgvector ${MIN_PGVECTOR.join('.')} or later is needed (binary quantisation); the database has ${row?.version ?? 'none'}: ALTER EXTENSION vector UPDATE`);
+  }
 }
 
 /** One vector search: the table, its vector column, the columns to return and the filters. */
@@ -188,8 +95,9 @@ interface NearestSpec {
   column: string;
   select: string;
   filters: (params: unknown[]) => string;
+  /** The rows' binary codes (alias `b`): their table, the column, the key they return, its join to the row, the same filters on their copies. */
+  codes: { from: string; column: string; key: string; join: string; filters: (params: unknown[]) => string };
 }
-
 
 /**
  * A turn's length for BM25: the words (runs of non-space) of its matched text. Counted here: a regular expression
@@ -226,7 +134,7 @@ export class PostgresSearchIndex implements SearchIndex {
   private indexed = 0;
   private analyzedAt = 0;
 
-  /** `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the HNSW path with few rows. */
+  /** `exactScanMaxRows` (default EXACT_SCAN_MAX_ROWS) lets a test reach the code scan with few rows. */
   constructor(
     private readonly db: Db,
     options: { exactScanMaxRows?: number } = {},
@@ -234,11 +142,7 @@ export class PostgresSearchIndex implements SearchIndex {
     this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
   }
 
-  /**
-   * Upserts turns and the user's BM25 statistics, in one statement. A turn enters the HNSW index (`vector_indexed`)
-   * when its user has more than exactScanMaxRows turns with it, the size from which searches walk the indexes; the write
-   * that takes a user past it puts the user's earlier turns and interactions in (writeUsersRows).
-   */
+  /** Upserts turns, their binary codes and the user's BM25 statistics, in one statement. */
   async indexTurns(turns: readonly IndexedTurn[]): Promise<void> {
     if (turns.length === 0) return;
     const vectors = vectorsParam(turns.map((t) => t.vector));
@@ -254,19 +158,20 @@ export class PostgresSearchIndex implements SearchIndex {
            SELECT n, to_tsvector('english', text) AS tsv FROM input WHERE own_needed
          ), old AS (
            SELECT m.user_id, m.doc_len FROM memory_turns m JOIN input i USING (user_id, session_id, seq)
-         ), grown AS (
-           SELECT i.user_id, ${indexedForUser('i.user_id', '$19::int', 'count(*) - (SELECT count(*) FROM old o WHERE o.user_id = i.user_id)')} AS indexed
-           FROM input i GROUP BY i.user_id
          ), upserted AS (
-           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector, vector_codes, vector_indexed)
+           INSERT INTO memory_turns (user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to, tsv, doc_len, embedding_model, vector, vector_codes)
            SELECT user_id, session_id, seq, turn_id, agent_id, speaker, text, occurred_at, refers_from, refers_to,
                   CASE WHEN match_rest IS NULL THEN to_tsvector('english', match_text) ELSE o2.tsv || o1.tsv || o0.tsv || to_tsvector('english', match_rest) END,
-                  doc_len, model, ${vectorAt('$15', 'vector_offset', 'vector_size')}, ${codesAt('$20', 'vector_offset', 'vector_size')}, g.indexed
-           FROM input i JOIN grown g USING (user_id) LEFT JOIN own o0 ON o0.n = i.n LEFT JOIN own o1 ON o1.n = i.n - 1 LEFT JOIN own o2 ON o2.n = i.n - 2
+                  doc_len, model, ${vectorAt('$15', 'vector_offset', 'vector_size')}, ${codesAt('$19', 'vector_offset', 'vector_size')}
+           FROM input i LEFT JOIN own o0 ON o0.n = i.n LEFT JOIN own o1 ON o1.n = i.n - 1 LEFT JOIN own o2 ON o2.n = i.n - 2
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
-             embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector, vector_codes = EXCLUDED.vector_codes, vector_indexed = EXCLUDED.vector_indexed
-           RETURNING user_id, doc_len
+             embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector, vector_codes = EXCLUDED.vector_codes
+           RETURNING user_id, session_id, seq, agent_id, occurred_at, doc_len, vector
+         ), bits AS (
+           INSERT INTO memory_turn_bits (user_id, session_id, seq, agent_id, occurred_at, bits)
+           SELECT user_id, session_id, seq, agent_id, occurred_at, binary_quantize(vector)::varbit FROM upserted
+           ON CONFLICT (user_id, session_id, seq) DO UPDATE SET agent_id = EXCLUDED.agent_id, occurred_at = EXCLUDED.occurred_at, bits = EXCLUDED.bits
          ), added AS (
            SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
                   (sum(u.doc_len) - coalesce((SELECT sum(o.doc_len) FROM old o WHERE o.user_id = u.user_id), 0))::int AS len,
@@ -277,19 +182,6 @@ export class PostgresSearchIndex implements SearchIndex {
            ON CONFLICT (user_id) DO UPDATE SET docs = memory_turn_stats.docs + EXCLUDED.docs, total_len = memory_turn_stats.total_len + EXCLUDED.total_len,
              speakers = ARRAY(SELECT DISTINCT s FROM unnest(memory_turn_stats.speakers || EXCLUDED.speakers) AS s ORDER BY 1)
            RETURNING user_id, docs
-         ), crossed AS (
-           -- Past the exact scan's size with this write: searches walk the indexes from now on, so they get the user's
-           -- earlier rows too (this write's own rows are written with the flag above).
-           SELECT s.user_id FROM stats s JOIN added a USING (user_id) WHERE s.docs > $19 AND s.docs - a.docs <= $19
-         ), earlier_turns AS (
-           -- EXISTS first, a one-time filter, so that neither table is read unless someone crossed (the planner may
-           -- choose a scan of the whole table for the rest, and did, on every write).
-           UPDATE memory_turns m SET vector_indexed = true
-           WHERE EXISTS (SELECT FROM crossed) AND m.user_id IN (SELECT user_id FROM crossed) AND NOT m.vector_indexed
-             AND NOT EXISTS (SELECT 1 FROM input i WHERE (i.user_id, i.session_id, i.seq) = (m.user_id, m.session_id, m.seq))
-         ), earlier_windows AS (
-           UPDATE interactions w SET vector_indexed = true
-           WHERE EXISTS (SELECT FROM crossed) AND w.user_id IN (SELECT user_id FROM crossed) AND NOT w.vector_indexed
          )
          SELECT count(*)::int AS users FROM stats`,
         [
@@ -311,7 +203,6 @@ export class PostgresSearchIndex implements SearchIndex {
           turns.map((t) => wordCount(t.matchText)),
           rests,
           rests.map((_, i) => rests.slice(i, i + 3).some((rest) => rest !== null)),
-          this.exactScanMaxRows,
           storedCodes(this.db, turns.map((t) => t.vector)),
         ],
       ),
@@ -330,7 +221,7 @@ export class PostgresSearchIndex implements SearchIndex {
     this.indexed += count;
     if (this.indexed < Math.max(ANALYZE_FIRST_AFTER_TURNS, 2 * this.analyzedAt)) return;
     this.analyzedAt = this.indexed;
-    await this.db.exec('ANALYZE memory_turns, memory_turn_stats, interactions');
+    await this.db.exec('ANALYZE memory_turns, memory_turn_stats, memory_turn_bits, interactions, interaction_bits');
   }
 
   /** One read by primary key; on PGlite in binary COPY format, as PGlite writes a vector as text in about 1 ms. */
@@ -379,6 +270,13 @@ export class PostgresSearchIndex implements SearchIndex {
         column: 't.vector',
         select: TURN_COLUMNS,
         filters,
+        codes: {
+          from: 'memory_turn_bits b',
+          column: 'b.bits',
+          key: 'b.session_id, b.seq',
+          join: 't.user_id = $1 AND t.session_id = c.session_id AND t.seq = c.seq',
+          filters: (params) => filterSql(query, params, 'b', 'b.occurred_at', 'b.agent_id = $?'),
+        },
       });
     } else {
       const params: unknown[] = [query.userId, query.text, query.limit];
@@ -402,47 +300,54 @@ export class PostgresSearchIndex implements SearchIndex {
         column: retriever === 'vector' ? 'i.content_vector' : 'i.summary_vector',
         select: WINDOW_COLUMNS,
         filters: (params) => filterSql(query, params, 'i', time, agent),
+        codes: {
+          from: 'interaction_bits b',
+          column: retriever === 'vector' ? 'b.content_bits' : 'b.summary_bits',
+          key: 'b.id',
+          join: 'i.user_id = $1 AND i.id = c.id',
+          filters: (params) => filterSql(query, params, 'b', 'b.started_at', `b.agent_ids ? $?`),
+        },
       });
     }
     return rows.map(windowHit);
   }
 
   /**
-   * The user's `limit` nearest rows by cosine distance, best first, in one round trip (memory_nearest, migration 21).
-   * A small user (at most exactScanMaxRows turns) or a one-session search is scanned exactly. A larger user is searched
-   * with the model's HNSW index (see ensureVectorIndexes) as an iterative scan (`relaxed_order`): the index walk goes
-   * on past other users' vectors and filtered-out rows until `limit` rows of this user are found, and the candidates
-   * are re-sorted by exact distance. If the walk gives up (hnsw.max_scan_tuples) with fewer rows, e.g. under a narrow
-   * agent or time filter, the exact scan answers instead.
+   * The user's `limit` nearest rows by cosine distance, best first, in one round trip (memory_nearest, migration 29).
+   * A small user (at most exactScanMaxRows turns) is scanned exactly. A larger user's binary codes are scanned instead,
+   * every one of the user's that passes the filters, by Hamming distance to the query's (a few bytes a row, where the
+   * exact scan reads each wide row and its vector), and the binaryCandidates nearest are ranked by exact cosine distance.
    */
   private async nearest<T>(query: SearchQuery, spec: NearestSpec): Promise<T[]> {
     const { model, values } = query.vector!;
     // $2, the query vector, is memory_nearest's own argument (sent in binary); its slot here stays empty.
     const params: unknown[] = [query.userId, '', model, query.limit];
+    const filtersFrom = params.length;
     const where = `${spec.alias}.user_id = $1 AND ${spec.alias}.embedding_model = $3${spec.filters(params)}`;
+    // The same filters on the codes' copies of their columns, with the same parameters.
+    const codesWhere = `b.user_id = $1 AND length(${spec.codes.column}) = ${values.length}${spec.codes.filters(params.slice(0, filtersFrom))}`;
     // The statements run inside memory_nearest, where their parameters are the elements of one text array ($1) and
     // the query vector ($2).
     const inner = (sql: string) => sql.replace(/\$(\d+)/g, (placeholder, n: string) => (n === '2' ? placeholder : `($1)[${n}]`));
     const exact = inner(`SELECT ${spec.select} FROM ${spec.from} WHERE ${where} ORDER BY ${spec.column} <=> $2::vector LIMIT $4::int`);
-    const kind = hnswKind(values.length);
-    // The walk yields the kind's candidates, nearest by the index's distance, and the exact distance ranks them. The
-    // predicate and the ORDER BY repeat the index's expression and predicate (the model as a literal), so the planner
-    // proves the partial index applies whatever the plan's parameters.
-    const hnsw =
-      kind && !query.filters.sessionId
-        ? `SELECT * FROM (${inner(
-            `SELECT ${spec.select}, ${spec.column} <=> $2::vector AS distance FROM ${spec.from}
-             WHERE ${where} AND vector_dims(${spec.column}) = ${values.length} AND ${spec.alias}.${INDEXED_ONLY} AND ${spec.alias}.embedding_model = `,
-          )}${sqlLiteral(model)} ORDER BY ${kind.key(spec.column)} ${kind.operator} ${inner(`${kind.key('$2::vector')} LIMIT ${kind.candidates(query.limit)}) c ORDER BY distance LIMIT $4::int`)}`
+    const bits = `bit(${values.length})`;
+    const candidates =
+      values.length >= BINARY_MIN_DIMENSIONS
+        ? inner(
+            `SELECT * FROM (
+               SELECT ${spec.select}, ${spec.column} <=> $2::vector AS distance
+               FROM (SELECT ${spec.codes.key} FROM ${spec.codes.from} WHERE ${codesWhere}
+                     ORDER BY ${spec.codes.column}::${bits} <~> binary_quantize($2::vector)::${bits} LIMIT ${binaryCandidates(query.limit)}) c
+               JOIN ${spec.from} ON ${spec.codes.join} WHERE ${where}
+             ) r ORDER BY distance LIMIT $4::int`,
+          )
         : null;
-    const rows = await this.db.query<{ row: T }>(`SELECT row FROM memory_nearest($1, $2, $3, $4, $5, $6, $7, ${asVector('$8')}) WITH ORDINALITY AS r(row, n) ORDER BY n`, [
+    const rows = await this.db.query<{ row: T }>(`SELECT row FROM memory_nearest($1, $2, $3, $4, $5, ${asVector('$6')}) WITH ORDINALITY AS r(row, n) ORDER BY n`, [
       // The user's turns, also for interactions: windows of turns, so never more; counting them would read a page a row.
       inner('SELECT docs FROM memory_turn_stats WHERE user_id = $1'),
       this.exactScanMaxRows,
-      hnsw,
+      candidates,
       exact,
-      efSearch(kind?.candidates(query.limit) ?? query.limit),
-      query.limit,
       params.map(String),
       vectorParam(values),
     ]);

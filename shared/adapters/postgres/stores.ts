@@ -9,7 +9,7 @@ import type { Db } from './db.js';
 import { asRequest, inBackground, isBackground } from './priority-gate.js';
 import { vectorAt, vectorsParam } from './vector-params.js';
 import { codesAt, storedCodes } from './compact-vectors.js';
-import { EXACT_SCAN_MAX_ROWS, indexedForUser, PostgresSearchIndex, writeUsersRows } from './search.js';
+import { PostgresSearchIndex } from './search.js';
 import { PostgresInsightStore, PostgresSessionDirectory } from './insights.js';
 
 /** An append waiting for the next grouped write (PGlite). */
@@ -244,47 +244,46 @@ export class PostgresSessionStore implements SessionStore {
 }
 
 export class PostgresInteractionStore implements InteractionStore {
-  private readonly exactScanMaxRows: number;
+  constructor(private readonly db: Db) {}
 
-  /** `exactScanMaxRows` as the search index's (PostgresSearchIndex), which decides when a user's windows are in its HNSW indexes. */
-  constructor(
-    private readonly db: Db,
-    options: { exactScanMaxRows?: number } = {},
-  ) {
-    this.exactScanMaxRows = options.exactScanMaxRows ?? EXACT_SCAN_MAX_ROWS;
-  }
-
+  /** The interactions and their binary codes (the vector search's scan of a large user: PostgresSearchIndex), in one statement. */
   async upsert(docs: readonly InteractionDocument[]): Promise<void> {
     if (docs.length === 0) return;
     const windowVectors = docs.flatMap((d) => [d.contentVector, d.summaryVector]);
     const vectors = vectorsParam(windowVectors);
-    await writeUsersRows(this.db, docs.map((d) => d.userId), (q) =>
-      q.query(
-        `INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, content_codes, summary_codes, tsv, vector_indexed)
+    await this.db.query(
+      `WITH upserted AS (
+         INSERT INTO interactions (user_id, id, session_id, from_seq, doc, embedding_model, content_vector, summary_vector, content_codes, summary_codes, tsv)
          SELECT r.user_id, r.id, r.session_id, r.from_seq, r.doc, r.model, ${vectorAt('$9', 'r.cv', 'r.cv_size')}, ${vectorAt('$9', 'r.sv', 'r.sv_size')},
-                ${codesAt('$13', 'r.cv', 'r.cv_size')}, ${codesAt('$13', 'r.sv', 'r.sv_size')},
-                to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary')), ${indexedForUser('r.user_id', '$12::int')}
+                ${codesAt('$12', 'r.cv', 'r.cv_size')}, ${codesAt('$12', 'r.sv', 'r.sv_size')},
+                to_tsvector('english', (r.doc->>'content') || ' ' || (r.doc->>'summary'))
          FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::jsonb[], $6::text[], $7::int[], $8::int[], $10::int[], $11::int[])
            AS r(user_id, id, session_id, from_seq, doc, model, cv, sv, cv_size, sv_size)
          ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
            content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, content_codes = EXCLUDED.content_codes,
-           summary_codes = EXCLUDED.summary_codes, tsv = EXCLUDED.tsv, vector_indexed = EXCLUDED.vector_indexed`,
-        [
-          docs.map((d) => d.userId),
-          docs.map((d) => d.id),
-          docs.map((d) => d.sessionId),
-          docs.map((d) => d.seqRange[0]),
-          docs.map(({ contentVector: _c, summaryVector: _s, ...rest }) => JSON.stringify(rest)),
-          docs.map((d) => d.embeddingModel),
-          docs.map((_, i) => vectors.offsets[2 * i]),
-          docs.map((_, i) => vectors.offsets[2 * i + 1]),
-          vectors.values,
-          docs.map((_, i) => vectors.sizes[2 * i]),
-          docs.map((_, i) => vectors.sizes[2 * i + 1]),
-          this.exactScanMaxRows,
-          storedCodes(this.db, windowVectors),
-        ],
-      ),
+           summary_codes = EXCLUDED.summary_codes, tsv = EXCLUDED.tsv
+         RETURNING user_id, id, session_id, doc, content_vector, summary_vector
+       )
+       INSERT INTO interaction_bits (user_id, id, session_id, agent_ids, started_at, content_bits, summary_bits)
+       SELECT user_id, id, session_id, coalesce(doc->'agentIds', '[]'), (doc->>'startedAt')::timestamptz,
+              binary_quantize(content_vector)::varbit, binary_quantize(summary_vector)::varbit
+       FROM upserted
+       ON CONFLICT (user_id, id) DO UPDATE SET session_id = EXCLUDED.session_id, agent_ids = EXCLUDED.agent_ids, started_at = EXCLUDED.started_at,
+         content_bits = EXCLUDED.content_bits, summary_bits = EXCLUDED.summary_bits`,
+      [
+        docs.map((d) => d.userId),
+        docs.map((d) => d.id),
+        docs.map((d) => d.sessionId),
+        docs.map((d) => d.seqRange[0]),
+        docs.map(({ contentVector: _c, summaryVector: _s, ...rest }) => JSON.stringify(rest)),
+        docs.map((d) => d.embeddingModel),
+        docs.map((_, i) => vectors.offsets[2 * i]),
+        docs.map((_, i) => vectors.offsets[2 * i + 1]),
+        vectors.values,
+        docs.map((_, i) => vectors.sizes[2 * i]),
+        docs.map((_, i) => vectors.sizes[2 * i + 1]),
+        storedCodes(this.db, windowVectors),
+      ],
     );
   }
 
@@ -317,14 +316,14 @@ export interface PostgresStores extends Stores {
 
 /**
  * The PostgreSQL store ports; `search` ranks in SQL (composition may put PGlite's SnapshotSearchIndex in front).
- * `exactScanMaxRows` lets a test reach the HNSW path with few rows (see PostgresSearchIndex).
+ * `exactScanMaxRows` lets a test reach the binary codes' scan with few rows (see PostgresSearchIndex).
  */
 export function postgresStores(db: Db, options: { exactScanMaxRows?: number } = {}): PostgresStores {
   return {
     db,
     events: new PostgresEventStore(db),
     sessions: new PostgresSessionStore(db),
-    interactions: new PostgresInteractionStore(db, options),
+    interactions: new PostgresInteractionStore(db),
     search: new PostgresSearchIndex(db, options),
     insights: new PostgresInsightStore(db),
     directory: new PostgresSessionDirectory(db),
