@@ -17,7 +17,7 @@ const CATEGORIES: [string, RegExp][] = [
   ['projection/context: readLastTurns', /type = 'TurnAppended' (ORDER BY seq DESC|AND seq < \$4)/],
   ['projection: interactions.upsert', /INSERT INTO interactions\b/],
   ['status: lastSeq', /FROM session_heads/],
-  ['projection: turn index write (rows, HNSW, full text, statistics)', /INSERT INTO memory_turns\b/],
+  ['projection: turn index write (rows, codes, full text, statistics)', /INSERT INTO memory_turns\b/],
   ['bench: backlog / checkpoint', /SELECT count\(\*\)::int AS n FROM events|ORDER BY tx_id DESC, position DESC LIMIT 1/],
 ];
 

@@ -24,7 +24,7 @@ export const BINARY_MIN_DIMENSIONS = 256;
 const BINARY_RERANK = 3;
 const BINARY_MIN_CANDIDATES = 100;
 /** The rows a code scan hands to the exact re-rank for a top-`limit` search. */
-export const binaryCandidates = (limit: number) => Math.max(BINARY_MIN_CANDIDATES, BINARY_RERANK * limit);
+const binaryCandidates = (limit: number) => Math.max(BINARY_MIN_CANDIDATES, BINARY_RERANK * limit);
 /** pgvector's `binary_quantize` and Hamming distance on bit strings (`<~>`). */
 const MIN_PGVECTOR = [0, 7] as const;
 
