@@ -14,7 +14,7 @@ export function inBackground<T>(work: () => T): T {
  * One connection, one operation at a time (PGlite runs every statement and transaction exclusively). When it frees, the
  * next is the first waiting operation of a request, else the first of the background. PGlite's own queue is first come,
  * first served: under a projection backlog an append waited behind every projection statement queued before it
- * (1,000 turns/s with the HNSW indexes: append p95 49–55 s; README, Scale).
+ * (1,000 turns/s with the HNSW indexes of then: append p95 49–55 s; README, Scale).
  *
  * Background work gets the connection only after the event loop has had a turn (setImmediate). PGlite answers on the
  * calling thread, so handing over in a microtask let a backlog's statements run back to back without the loop reading a

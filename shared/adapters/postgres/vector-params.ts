@@ -6,7 +6,7 @@ export const BYTEA_OID = 17;
 /**
  * Vectors as statement parameters: all of them in one `float4[]` in PostgreSQL's binary array format, with each
  * vector's offset and size, which the statement slices out with `vectorAt`. A vector written as text costs PGlite about
- * 2 µs a dimension to parse (1 ms for 512 dimensions, as much as the row's HNSW insert; its WASM `strtof` works in
+ * 2 µs a dimension to parse (1 ms for 512 dimensions, more than the rest of a turn's row; its WASM `strtof` works in
  * software long doubles); in binary each element is 4 bytes copied. pgvector stores float4, and a float64 rounds to
  * the same float4 whether PostgreSQL parses its shortest decimal text or `writeFloatBE` rounds it here (unless it lies
  * exactly halfway between two float4s), so the stored vectors are the ones the text gave. node-postgres sends a Buffer in binary as it is; PGlite does with the serializer of
