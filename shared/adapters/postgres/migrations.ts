@@ -1,6 +1,18 @@
 import type { Db } from './db.js';
 import { EXACT_SCAN_MAX_ROWS } from './search.js';
 
+/** Drops the search tables' HNSW indexes, whatever model and size their names hash (migrations 25 and 29: the same SQL in both). */
+const DROP_HNSW_INDEXES = `DO $do$
+      DECLARE
+        v_index text;
+      BEGIN
+        FOR v_index IN SELECT indexname FROM pg_indexes
+                       WHERE schemaname = current_schema() AND tablename IN ('memory_turns', 'interactions') AND indexname LIKE '%\\_hnsw\\_%' LOOP
+          EXECUTE format('DROP INDEX %I', v_index);
+        END LOOP;
+      END
+      $do$;`;
+
 /** Versioned schema changes, applied in order at start; never edit one that has shipped, add the next. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
@@ -666,16 +678,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       -- this builds the partial ones (ensureVectorIndexes). A later change of EXACT_SCAN_MAX_ROWS needs a migration too.
       ALTER TABLE memory_turns ADD COLUMN vector_indexed boolean NOT NULL DEFAULT false;
       ALTER TABLE interactions ADD COLUMN vector_indexed boolean NOT NULL DEFAULT false;
-      DO $do$
-      DECLARE
-        v_index text;
-      BEGIN
-        FOR v_index IN SELECT indexname FROM pg_indexes
-                       WHERE schemaname = current_schema() AND tablename IN ('memory_turns', 'interactions') AND indexname LIKE '%\\_hnsw\\_%' LOOP
-          EXECUTE format('DROP INDEX %I', v_index);
-        END LOOP;
-      END
-      $do$;
+      ${DROP_HNSW_INDEXES}
       UPDATE memory_turns t SET vector_indexed = true FROM memory_turn_stats s WHERE s.user_id = t.user_id AND s.docs > ${EXACT_SCAN_MAX_ROWS};
       UPDATE interactions i SET vector_indexed = true FROM memory_turn_stats s WHERE s.user_id = i.user_id AND s.docs > ${EXACT_SCAN_MAX_ROWS};
     `,
@@ -753,16 +756,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       -- The HNSW indexes go: the partial ones with the column they are partial on, any other by name.
       ALTER TABLE memory_turns DROP COLUMN vector_indexed;
       ALTER TABLE interactions DROP COLUMN vector_indexed;
-      DO $do$
-      DECLARE
-        v_index text;
-      BEGIN
-        FOR v_index IN SELECT indexname FROM pg_indexes
-                       WHERE schemaname = current_schema() AND tablename IN ('memory_turns', 'interactions') AND indexname LIKE '%\\_hnsw\\_%' LOOP
-          EXECUTE format('DROP INDEX %I', v_index);
-        END LOOP;
-      END
-      $do$;
+      ${DROP_HNSW_INDEXES}
       -- A user past p_max_exact turns is searched by p_candidates (the scan of the codes, re-ranked), the others by
       -- p_exact (cosine over every row). Both are statements over p_params (text) and p_vector.
       DROP FUNCTION memory_nearest(text, integer, text, text, integer, integer, text[], vector);
