@@ -15,6 +15,20 @@ import { showHits, TURN_COLUMNS, turnHit, WINDOW_COLUMNS, windowHit, type TurnRo
 export const EXACT_SCAN_MAX_ROWS = 2_000;
 
 /**
+ * Runs `write`, one statement, with the writes of these users' search rows serialised: a statement that upserts a turn
+ * another writer inserted after it began would count it again in the user's BM25 statistics. PGlite runs one statement
+ * at a time already, so it needs no transaction (on its own thread, a transaction would hold it while each statement
+ * comes from the service's thread); a server takes a transaction lock per user, in order, first.
+ */
+export async function writeUsersRows(db: Db, users: readonly string[], write: (q: Queryable) => Promise<unknown>): Promise<void> {
+  if (db.kind === 'pglite') return void (await write(db));
+  await db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('search-rows:' || u, 0)) FROM unnest($1::text[]) u ORDER BY u`, [[...new Set(users)]]);
+    await write(tx);
+  });
+}
+
+/**
  * Vectors of at least this many dimensions are searched, for a user past EXACT_SCAN_MAX_ROWS, by their binary codes
  * (a bit a dimension, its sign; `memory_turn_bits`, `interaction_bits`): the BINARY_RERANK × limit rows nearest by
  * Hamming distance (at least BINARY_MIN_CANDIDATES), every one of the user's rows that pass the filters considered,
@@ -57,20 +71,6 @@ export async function assertOneEmbeddingModel(db: Db, model: string): Promise<vo
     const found = rows.map((r) => `${r.vectors} from ${r.model}`).join(', ');
     throw new Error(`The store holds vectors of another embedding model (${found}); the configured embedder is ${model}. Use the settings that wrote them, or a new MEMORY_DATA_DIR / DATABASE_URL.`);
   }
-}
-
-/**
- * Runs `write`, one statement, with the writes of these users' search rows serialised: a statement that upserts a turn
- * another writer inserted after it began would count it again in the user's BM25 statistics. PGlite runs one statement
- * at a time already, so it needs no transaction (on its own thread, a transaction would hold it while each statement
- * comes from the service's thread); a server takes a transaction lock per user, in order, first.
- */
-export async function writeUsersRows(db: Db, users: readonly string[], write: (q: Queryable) => Promise<unknown>): Promise<void> {
-  if (db.kind === 'pglite') return void (await write(db));
-  await db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('search-rows:' || u, 0)) FROM unnest($1::text[]) u ORDER BY u`, [[...new Set(users)]]);
-    await write(tx);
-  });
 }
 
 /** A string as an SQL literal, for the statements that take no parameters (standard_conforming_strings: only a quote is doubled). */
@@ -167,10 +167,10 @@ export class PostgresSearchIndex implements SearchIndex {
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET turn_id = EXCLUDED.turn_id, agent_id = EXCLUDED.agent_id, speaker = EXCLUDED.speaker, text = EXCLUDED.text,
              occurred_at = EXCLUDED.occurred_at, refers_from = EXCLUDED.refers_from, refers_to = EXCLUDED.refers_to, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
              embedding_model = EXCLUDED.embedding_model, vector = EXCLUDED.vector, vector_codes = EXCLUDED.vector_codes
-           RETURNING user_id, session_id, seq, agent_id, occurred_at, doc_len, vector
+           RETURNING user_id, session_id, seq, agent_id, occurred_at, doc_len, binary_quantize(vector)::varbit AS bits
          ), bits AS (
            INSERT INTO memory_turn_bits (user_id, session_id, seq, agent_id, occurred_at, bits)
-           SELECT user_id, session_id, seq, agent_id, occurred_at, binary_quantize(vector)::varbit FROM upserted
+           SELECT user_id, session_id, seq, agent_id, occurred_at, bits FROM upserted
            ON CONFLICT (user_id, session_id, seq) DO UPDATE SET agent_id = EXCLUDED.agent_id, occurred_at = EXCLUDED.occurred_at, bits = EXCLUDED.bits
          ), added AS (
            SELECT u.user_id, (count(*) - (SELECT count(*) FROM old o WHERE o.user_id = u.user_id))::int AS docs,
@@ -338,7 +338,7 @@ export class PostgresSearchIndex implements SearchIndex {
                SELECT ${spec.select}, ${spec.column} <=> $2::vector AS distance
                FROM (SELECT ${spec.codes.key} FROM ${spec.codes.from} WHERE ${codesWhere}
                      ORDER BY ${spec.codes.column}::${bits} <~> binary_quantize($2::vector)::${bits} LIMIT ${binaryCandidates(query.limit)}) c
-               JOIN ${spec.from} ON ${spec.codes.join} WHERE ${where}
+               JOIN ${spec.from} ON ${spec.codes.join} WHERE ${spec.alias}.embedding_model = $3
              ) r ORDER BY distance LIMIT $4::int`,
           )
         : null;

@@ -262,12 +262,11 @@ export class PostgresInteractionStore implements InteractionStore {
          ON CONFLICT (user_id, id) DO UPDATE SET doc = EXCLUDED.doc, embedding_model = EXCLUDED.embedding_model,
            content_vector = EXCLUDED.content_vector, summary_vector = EXCLUDED.summary_vector, content_codes = EXCLUDED.content_codes,
            summary_codes = EXCLUDED.summary_codes, tsv = EXCLUDED.tsv
-         RETURNING user_id, id, session_id, doc, content_vector, summary_vector
+         RETURNING user_id, id, session_id, coalesce(doc->'agentIds', '[]') AS agent_ids, (doc->>'startedAt')::timestamptz AS started_at,
+                   binary_quantize(content_vector)::varbit AS content_bits, binary_quantize(summary_vector)::varbit AS summary_bits
        )
        INSERT INTO interaction_bits (user_id, id, session_id, agent_ids, started_at, content_bits, summary_bits)
-       SELECT user_id, id, session_id, coalesce(doc->'agentIds', '[]'), (doc->>'startedAt')::timestamptz,
-              binary_quantize(content_vector)::varbit, binary_quantize(summary_vector)::varbit
-       FROM upserted
+       SELECT user_id, id, session_id, agent_ids, started_at, content_bits, summary_bits FROM upserted
        ON CONFLICT (user_id, id) DO UPDATE SET session_id = EXCLUDED.session_id, agent_ids = EXCLUDED.agent_ids, started_at = EXCLUDED.started_at,
          content_bits = EXCLUDED.content_bits, summary_bits = EXCLUDED.summary_bits`,
       [
