@@ -1,5 +1,5 @@
 import { FactSource, type FactSearchBody, type FactSearchResult, type Retriever } from '../contracts/facts.js';
-import { candidatePool, packFacts, rankFacts, type FactDraft, type PackLimits, type RankedFact, type RankedList, type Ranking, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
+import { candidatePool, DEFAULT_RANKING, packFacts, rankFacts, type FactDraft, type RankingPolicy, type PackLimits, type RankedFact, type RankedList, type Ranking, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
 import { namedParticipant, withoutParticipantNames } from '../domain/participants.js';
 import { meanDirection } from '../domain/ranking.js';
 import { answerStatement } from '../domain/statements.js';
@@ -21,8 +21,10 @@ type SearchDeps = Pick<Deps, 'search' | 'embedder' | 'memory' | 'clock'> & Parti
  * Artifacts are scoped: only those `viewer` may see are searched (by default the request's agent and session, without
  * handoff grants; the HTTP route passes viewerFor's). The request's sessionId and agentId still filter them by
  * provenance, as they filter every other source.
+ *
+ * `policy` weighs the ranking's parts: DEFAULT_RANKING, other than in the evaluation's ablations.
  */
-export async function searchFacts(deps: SearchDeps, userId: string, body: FactSearchBody, viewer?: Viewer): Promise<FactSearchResult> {
+export async function searchFacts(deps: SearchDeps, userId: string, body: FactSearchBody, viewer?: Viewer, policy: Readonly<RankingPolicy> = DEFAULT_RANKING): Promise<FactSearchResult> {
   const reader: Viewer = viewer ?? { userId, ...(body.agentId && { agentId: body.agentId }), ...(body.sessionId && { sessionId: body.sessionId }) };
   const topK = body.topK ?? deps.memory.topKFacts;
   const sources = new Set(body.sources ?? FactSource.options);
@@ -31,7 +33,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   // turns that address or follow that person. The conversation sources are searched without them.
   const speakers = await deps.search.speakers(userId);
   const named = namedParticipant(body.query, speakers);
-  const text = withoutParticipantNames(body.query, speakers);
+  const text = policy.namesOutOfQuery ? withoutParticipantNames(body.query, speakers) : body.query;
   const query: SearchQuery = {
     userId,
     text,
@@ -43,7 +45,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
   // inference, a hosted endpoint's round trip) took as long as a search's ranking or longer. Only a source with vector
   // lists asks for it (artifacts have none).
   const withVector: Promise<SearchQuery> = retrievers.includes('vector') && [...sources].some((s) => s !== 'artifacts')
-    ? queryVector(deps, text, answerStatement(body.query, speakers)).then((vector) => (vector ? { ...query, vector: { model: deps.embedder.model, values: vector } } : query))
+    ? queryVector(deps, text, policy.answerStatement ? answerStatement(body.query, speakers) : text).then((vector) => (vector ? { ...query, vector: { model: deps.embedder.model, values: vector } } : query))
     : Promise.resolve(query);
   // Awaited by the vector lists; should none run (a source's store absent), a failed embedding is still handled.
   withVector.catch(() => undefined);
@@ -84,6 +86,7 @@ export async function searchFacts(deps: SearchDeps, userId: string, body: FactSe
     },
     sources,
     { namedSpeaker: named, period },
+    policy,
   );
   const limits = { topK, minScore: body.minScore ?? 0, maxTokens: body.maxTokens };
   if (unshown.size === 0) return packFacts(ranked, limits);

@@ -80,8 +80,6 @@ export const RANKING_WEIGHTS: Readonly<Record<Ranking, number>> = { fulltext: 1,
  * 0.810 → 0.814, R@25 0.873 → 0.876, R@50 0.913 → 0.919; 0.5 and 1 gained too, 1.4 lost R@10 (README, Fact search).
  */
 export const TURN_VECTOR_WEIGHT = 0.7;
-/** RANKING_WEIGHTS for the turns' lists. */
-const TURN_WEIGHTS: Readonly<Record<Ranking, number>> = { ...RANKING_WEIGHTS, vector: TURN_VECTOR_WEIGHT };
 /**
  * The RRF constant of the turns' full-text list, smaller than RRF_K: its score falls faster with rank. Its weight is
  * scaled by (k + 1) / (RRF_K + 1), so its first rank still scores what it did against the vectors, the windows and the
@@ -133,6 +131,38 @@ export const asksQuestion = (text: string): boolean => /\?[ \t\n\r\f\v]*$/.test(
  */
 export const SOURCE_WEIGHTS = { insights: 1, sessionSummaries: 0.5 } as const;
 
+/**
+ * The parts of fact search that were each measured on LoCoMo and kept (the constants above; README, Fact search).
+ * Searches take DEFAULT_RANKING; the evaluation turns each part off in turn and prints what it is worth on the data it
+ * is given (`npm run eval:locomo`, ablations), so a gain can be checked on conversations other than the ones it was
+ * measured on.
+ */
+export interface RankingPolicy {
+  turnVectorWeight: number;
+  turnFullTextK: number;
+  windowToTurnWeight: number;
+  nextTurnWeight: number;
+  namedSpeakerBoost: number;
+  namedPeriodBoost: number;
+  askingTurnFactor: number;
+  /** The query's vector is the mean of the query's own and of the statement that would answer it (search-facts.ts). */
+  answerStatement: boolean;
+  /** The participants' names are taken out of the text matched and embedded (search-facts.ts). */
+  namesOutOfQuery: boolean;
+}
+
+export const DEFAULT_RANKING: Readonly<RankingPolicy> = {
+  turnVectorWeight: TURN_VECTOR_WEIGHT,
+  turnFullTextK: TURN_FULLTEXT_RRF_K,
+  windowToTurnWeight: WINDOW_TO_TURN_WEIGHT,
+  nextTurnWeight: NEXT_TURN_WEIGHT,
+  namedSpeakerBoost: NAMED_SPEAKER_BOOST,
+  namedPeriodBoost: NAMED_PERIOD_BOOST,
+  askingTurnFactor: ASKING_TURN_FACTOR,
+  answerStatement: true,
+  namesOutOfQuery: true,
+};
+
 const turnKey = (sessionId: string, seq: number) => `${sessionId}#${seq}`;
 
 /**
@@ -157,9 +187,9 @@ const fuse = <T>(lists: readonly RankedList<T>[], key: (item: T) => string, weig
  * NAMED_SPEAKER_BOOST higher; a turn that ends by asking a question scores ASKING_TURN_FACTOR of that. Artifacts take the RRF score of their rank in their one list. Any fact from the named
  * period, and any turn that refers to a period overlapping it, then scores NAMED_PERIOD_BOOST higher. Interactions
  * lend their score to turns even when they are not asked for as facts. Equal scores keep this order: turns,
- * interactions, artifacts, insights, session summaries, each best first.
+ * interactions, artifacts, insights, session summaries, each best first. `policy` says how much each of these counts.
  */
-export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactSource>, hints: QueryHints = {}): RankedFact[] {
+export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactSource>, hints: QueryHints = {}, policy: Readonly<RankingPolicy> = DEFAULT_RANKING): RankedFact[] {
   const windows = fuse(candidates.interactions, (w) => w.fact.id);
   const facts: RankedFact[] = [];
   const { period } = hints;
@@ -170,13 +200,14 @@ export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactS
     for (const { item, score } of windows) {
       for (let seq = item.seqRange[0]; seq <= item.seqRange[1]; seq++) windowScoreByTurn.set(turnKey(item.sessionId, seq), score);
     }
-    const turns = fuse(candidates.turns, (t) => turnKey(t.sessionId, t.seq), 1, TURN_FULLTEXT_RRF_K, TURN_WEIGHTS);
+    const turnWeights = { ...RANKING_WEIGHTS, vector: policy.turnVectorWeight };
+    const turns = fuse(candidates.turns, (t) => turnKey(t.sessionId, t.seq), 1, policy.turnFullTextK, turnWeights);
     const fusedByTurn = new Map(turns.map(({ item, score }) => [turnKey(item.sessionId, item.seq), score]));
     for (const { item, score } of turns) {
-      const next = NEXT_TURN_WEIGHT * (fusedByTurn.get(turnKey(item.sessionId, item.seq + 1)) ?? 0);
-      const boost = WINDOW_TO_TURN_WEIGHT * (windowScoreByTurn.get(turnKey(item.sessionId, item.seq)) ?? 0);
-      const speaker = item.speaker === hints.namedSpeaker ? 1 + NAMED_SPEAKER_BOOST : 1;
-      const fact = { fact: item.fact, score: (score + next + boost) * speaker * (item.asks ? ASKING_TURN_FACTOR : 1) };
+      const next = policy.nextTurnWeight * (fusedByTurn.get(turnKey(item.sessionId, item.seq + 1)) ?? 0);
+      const boost = policy.windowToTurnWeight * (windowScoreByTurn.get(turnKey(item.sessionId, item.seq)) ?? 0);
+      const speaker = item.speaker === hints.namedSpeaker ? 1 + policy.namedSpeakerBoost : 1;
+      const fact = { fact: item.fact, score: (score + next + boost) * speaker * (item.asks ? policy.askingTurnFactor : 1) };
       facts.push(fact);
       if (period && item.refers && overlaps(period, item.refers)) referring.add(fact);
     }
@@ -186,7 +217,7 @@ export function rankFacts(candidates: FactCandidates, sources: ReadonlySet<FactS
   if (sources.has('artifacts')) candidates.artifacts.forEach((fact, index) => facts.push({ fact, score: 1 / (RRF_K + index + 1) }));
   if (sources.has('insights')) for (const { item, score } of fuse(candidates.insights, (f) => f.id, SOURCE_WEIGHTS.insights)) facts.push({ fact: item, score });
   if (sources.has('sessionSummaries')) for (const { item, score } of fuse(candidates.sessionSummaries, (f) => f.id, SOURCE_WEIGHTS.sessionSummaries)) facts.push({ fact: item, score });
-  if (period) for (const f of facts) if (referring.has(f) || isWithin(period, f.fact.timestamp)) f.score *= 1 + NAMED_PERIOD_BOOST;
+  if (period) for (const f of facts) if (referring.has(f) || isWithin(period, f.fact.timestamp)) f.score *= 1 + policy.namedPeriodBoost;
   return facts.sort((a, b) => b.score - a.score);
 }
 

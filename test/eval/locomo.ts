@@ -1,7 +1,9 @@
 /**
  * LoCoMo evidence-recall evaluation (Maharana et al., ACL 2024; data CC BY-NC 4.0, read from ../shared, never copied).
  * Ingests each conversation through the local host's HTTP API, ends every session, then asks every question of categories 1–4 and reports
- * evidence recall at budgets of 10, 25 and 50 turns for hybrid search, BM25-only and vector-only, per category.
+ * evidence recall at budgets of 10, 25 and 50 turns for hybrid search, BM25-only and vector-only, per category. Then the
+ * ablations: hybrid search again with each kept part of the ranking turned off in turn (fact-ranking.ts RankingPolicy),
+ * in process. Parts decided when turns are indexed need a fresh store with a setting instead (CATEGORY_LEVELS=0).
  *
  *   npm run eval:locomo [-- path/to/locomo.json]       (EVAL_DATA_DIR=<folder> keeps the ingested store for reruns)
  */
@@ -21,6 +23,9 @@ process.env.LOG_LEVEL ??= 'warning';
 
 const { startLocalHost } = await import('../../shared/platform/local-host/host.js');
 const { countTokens } = await import('../../shared/domain/tokens.js');
+const { searchFacts } = await import('../../shared/application/search-facts.js');
+const { DEFAULT_RANKING, RANKING_WEIGHTS } = await import('../../shared/domain/fact-ranking.js');
+const { RRF_K } = await import('../../shared/domain/ranking.js');
 
 interface Turn {
   speaker: string;
@@ -43,9 +48,27 @@ const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: '
 const BUDGETS = [10, 25, 50] as const;
 const STRATEGIES = { hybrid: ['fulltext', 'vector'], bm25: ['fulltext'], vector: ['vector'] } as const;
 type Strategy = keyof typeof STRATEGIES;
+/** Each kept part of the ranking, turned off: what hybrid search loses without it is what it is worth. */
+const ABLATIONS: [string, Partial<typeof DEFAULT_RANKING>][] = [
+  ['none (hybrid, in process)', {}],
+  ["turns' full text at RRF k 60", { turnFullTextK: RRF_K }],
+  ["turns' vectors at the windows' weight", { turnVectorWeight: RANKING_WEIGHTS.vector }],
+  ["no window's score lent to its turns", { windowToTurnWeight: 0 }],
+  ["no share of the next turn's score", { nextTurnWeight: 0 }],
+  ['no named-speaker boost', { namedSpeakerBoost: 0 }],
+  ['no named-period boost', { namedPeriodBoost: 0 }],
+  ['turns that ask not lowered', { askingTurnFactor: 1 }],
+  ['no answer statement in the vector', { answerStatement: false }],
+  ["participants' names kept in the query", { namesOutOfQuery: false }],
+];
 
 /** Evidence ids, with the data set's few malformed entries ("D8:6; D9:17") split. */
 const evidenceIds = (qa: Qa): string[] => (qa.evidence ?? []).flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));
+/** The share of the evidence among the first turns of a ranking, at each budget. */
+const recallAt = (facts: readonly { turnIds: string[] }[], evidence: ReadonlySet<string>) => {
+  const ranked = [...new Set(facts.flatMap((f) => f.turnIds))];
+  return BUDGETS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size);
+};
 
 function progress(label: string, done: number, total: number) {
   const width = 30;
@@ -131,7 +154,8 @@ try {
 
   // Ask.
   const questions = conversations.flatMap((c) => c.qa.filter((q) => q.category >= 1 && q.category <= 4 && evidenceIds(q).length > 0).map((q) => ({ userId: c.sample_id, q })));
-  const hits: Record<Strategy, Record<number, number[][]>> = { hybrid: {}, bm25: {}, vector: {} };
+  /** Per ranking (a strategy, or an ablation), per category, each question's recall at each budget. */
+  const hits: Record<string, Record<number, number[][]>> = {};
   const latencies: number[] = [];
   /** Per question, where each evidence turn came in the hybrid ranking (1-based; null past 50): for error analysis. */
   const details: { userId: string; category: string; question: string; evidence: Record<string, number | null> }[] = [];
@@ -141,16 +165,25 @@ try {
     for (const strategy of Object.keys(STRATEGIES) as Strategy[]) {
       const t0 = performance.now();
       const result = (await post(`v1/users/${userId}/facts/search`, { query: q.question, topK: 50, sources: ['turns'], retrievers: STRATEGIES[strategy] })) as { facts: { turnIds: string[] }[] };
-      const ranked = [...new Set(result.facts.flatMap((f) => f.turnIds))];
       if (strategy === 'hybrid') {
         latencies.push(performance.now() - t0);
+        const ranked = [...new Set(result.facts.flatMap((f) => f.turnIds))];
         const rankOf = (id: string) => ranked.indexOf(id) + 1 || null;
         details.push({ userId, category: CATEGORIES[q.category]!, question: q.question, evidence: Object.fromEntries([...evidence].map((id) => [id, rankOf(id)])) });
       }
-      const recalls = BUDGETS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size);
-      (hits[strategy][q.category] ??= []).push(recalls);
+      ((hits[strategy] ??= {})[q.category] ??= []).push(recallAt(result.facts, evidence));
     }
     progress('asking questions', ++asked, questions.length);
+  }
+  // The ablations call the route's use case in process: only the ranking policy differs. The first, which changes
+  // nothing, must give the hybrid row.
+  let ablated = 0;
+  for (const [label, change] of ABLATIONS) {
+    for (const { userId, q } of questions) {
+      const result = await searchFacts(host.runtime, userId, { query: q.question, topK: 50, sources: ['turns'], mode: 'search' }, undefined, { ...DEFAULT_RANKING, ...change });
+      ((hits[label] ??= {})[q.category] ??= []).push(recallAt(result.facts, new Set(evidenceIds(q))));
+    }
+    progress('ablations', ++ablated, ABLATIONS.length);
   }
 
   // Context size at the end of each conversation, against the whole conversation.
@@ -162,30 +195,41 @@ try {
   }
 
   const mean = (rows: number[][], i: number) => rows.reduce((s, r) => s + r[i]!, 0) / Math.max(1, rows.length);
-  const summary: Record<string, Record<string, { n: number } & Record<string, number>>> = {};
-  for (const strategy of Object.keys(STRATEGIES) as Strategy[]) {
-    const per: Record<string, { n: number } & Record<string, number>> = {};
+  type Recall = { n: number } & Record<string, number>;
+  /** A ranking's mean recall at each budget, per category and overall. */
+  const summarise = (byCategory: Record<number, number[][]>): Record<string, Recall> => {
+    const per: Record<string, Recall> = {};
     const all: number[][] = [];
     for (const [cat, name] of Object.entries(CATEGORIES)) {
-      const rows = hits[strategy][Number(cat)] ?? [];
+      const rows = byCategory[Number(cat)] ?? [];
       all.push(...rows);
       per[name] = { n: rows.length, ...Object.fromEntries(BUDGETS.map((k, i) => [`R@${k}`, Number(mean(rows, i).toFixed(3))])) };
     }
     per.overall = { n: all.length, ...Object.fromEntries(BUDGETS.map((k, i) => [`R@${k}`, Number(mean(all, i).toFixed(3))])) };
-    summary[strategy] = per;
-  }
+    return per;
+  };
+  const summary = Object.fromEntries(Object.keys(STRATEGIES).map((s) => [s, summarise(hits[s]!)]));
+  const ablations = Object.fromEntries(ABLATIONS.map(([label]) => [label, summarise(hits[label]!)]));
 
   console.log(`\nLoCoMo evidence recall (${dataPath.split('/').pop()}, ${conversations.length} conversations, ${totalTurns} turns, ${questions.length} questions; models: ${host.runtime.chat.model}, ${host.runtime.embedder.model})`);
   console.log('strategy  category       n     R@10   R@25   R@50');
   for (const [strategy, per] of Object.entries(summary)) {
     for (const [cat, r] of Object.entries(per)) console.log(`${strategy.padEnd(9)} ${cat.padEnd(12)} ${String(r.n).padStart(4)}   ${r['R@10']!.toFixed(3)}  ${r['R@25']!.toFixed(3)}  ${r['R@50']!.toFixed(3)}`);
   }
+  const cells = (r: Recall) => BUDGETS.map((k) => r[`R@${k}`]!.toFixed(3)).join(' / ');
+  const columns = [...Object.values(CATEGORIES), 'overall'];
+  const base = ablations[ABLATIONS[0]![0]]!.overall!;
+  console.log(`\nAblations, hybrid: R@10 / R@25 / R@50, and overall R@10 against the first row\n${'part turned off'.padEnd(40)}${columns.map((c) => c.padEnd(23)).join('')}ΔR@10`);
+  for (const [label, per] of Object.entries(ablations)) {
+    const delta = per.overall!['R@10']! - base['R@10']!;
+    console.log(`${label.padEnd(40)}${columns.map((c) => cells(per[c]!).padEnd(23)).join('')}${delta >= 0 ? '+' : ''}${delta.toFixed(3)}`);
+  }
   console.log(`hybrid search latency over HTTP: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (n=${latencies.length})`);
   for (const r of contextRatios) console.log(`context at the end of ${r.conversation}: ${r.contextTokens} tokens vs ${r.conversationTokens} for the whole conversation (${((100 * r.contextTokens) / r.conversationTokens).toFixed(1)}%)`);
   console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
   const reportDir = join(process.cwd(), '.eval');
   mkdirSync(reportDir, { recursive: true });
-  const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
+  const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, ablations, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
   writeFileSync(join(reportDir, 'locomo-questions.json'), JSON.stringify(details, null, 1));
   const out = join(reportDir, 'locomo.json');
   writeFileSync(out, JSON.stringify(report, null, 2));

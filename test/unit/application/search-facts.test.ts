@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Deps } from '../../../shared/application/ports.js';
 import type { SearchIndex, SearchQuery } from '../../../shared/application/search-ports.js';
 import { searchFacts } from '../../../shared/application/search-facts.js';
+import { DEFAULT_RANKING } from '../../../shared/domain/fact-ranking.js';
 
 const MODEL = 'test-model';
 
@@ -83,5 +84,35 @@ describe('fact search', () => {
     expect(await searchFacts(deps, 'u', { query: 'zeppelin', mode: 'search', sources: ['insights'] })).toMatchObject({ facts: [] });
     expect(embeds).toBe(1);
     await expect(searchFacts(deps, 'u', { query: 'zeppelin', mode: 'search', sources: ['turns'] })).rejects.toThrow('the encoder failed');
+  });
+
+  it("by default matches the query without the participants' names and embeds it with the statement that answers it; a policy can turn either off", async () => {
+    const embedded: string[][] = [];
+    const matched: string[] = [];
+    const embedder = {
+      model: MODEL,
+      dimensions: 2,
+      embed: async (texts: readonly string[]) => {
+        embedded.push([...texts]);
+        return texts.map(() => [1, 0]);
+      },
+    };
+    const search: SearchIndex = {
+      indexTurns: async () => undefined,
+      turnVectors: async () => new Map(),
+      speakers: async () => ['Melanie', 'Caroline'],
+      turns: async (query) => (matched.push(query.text), []),
+      interactions: async () => [],
+      show: async (_userId, hits) => ({ turns: [...hits.turns], interactions: [...hits.interactions] }),
+    };
+    const deps = { search, embedder, memory: { kTurnBuffer: 10, nActiveTurns: 10, numRecentSessions: 3, topKFacts: 5 }, clock: { now: () => new Date('2026-01-01T00:00:00Z') } };
+    const body = { query: 'What activities does Melanie partake in?', mode: 'search' as const, sources: ['turns' as const], retrievers: ['fulltext' as const, 'vector' as const] };
+
+    await searchFacts(deps, 'u', body);
+    await searchFacts(deps, 'u', body, undefined, { ...DEFAULT_RANKING, answerStatement: false, namesOutOfQuery: false });
+
+    expect(embedded).toEqual([['What activities does partake in?', 'I partake in activities'], ['What activities does Melanie partake in?']]);
+    // Each search's two turn lists, full text and vector.
+    expect(matched).toEqual(['What activities does partake in?', 'What activities does partake in?', 'What activities does Melanie partake in?', 'What activities does Melanie partake in?']);
   });
 });

@@ -4,6 +4,7 @@ import {
   ASKING_TURN_FACTOR,
   asksQuestion,
   candidatePool,
+  DEFAULT_RANKING,
   NAMED_PERIOD_BOOST,
   NAMED_SPEAKER_BOOST,
   NEXT_TURN_WEIGHT,
@@ -278,6 +279,28 @@ describe('rankFacts', () => {
 
     expect(ids(rankFacts(candidates, new Set(['insights', 'interactions'] as const)))).toEqual(['s-w1', 'insight:i']);
     expect(rankFacts(candidates, new Set(['artifacts'] as const)).map((r) => r.fact.source)).toEqual(['artifacts']);
+  });
+
+  it('given a policy with every part turned off, fuses the turns by plain weighted RRF: no lending, no boost, no factor', () => {
+    const asking = { ...turn('s', 1, 'Melanie', 1), asks: true, refers: { from: at(20), to: at(21) } };
+    const candidates: FactCandidates = {
+      ...nothing,
+      turns: [
+        { ranking: 'fulltext', items: [asking, turn('s', 2, 'Melanie', 20)] },
+        { ranking: 'vector', items: [turn('s', 2, 'Melanie', 20)] },
+      ],
+      interactions: [{ ranking: 'fulltext', items: [window('s', 1, 2)] }],
+    };
+    const hints = { namedSpeaker: 'Melanie', period: { from: at(20), to: at(21) } };
+    const off = { ...DEFAULT_RANKING, turnVectorWeight: 0.35, turnFullTextK: RRF_K, windowToTurnWeight: 0, nextTurnWeight: 0, namedSpeakerBoost: 0, namedPeriodBoost: 0, askingTurnFactor: 1 };
+
+    const ranked = scores(rankFacts(candidates, new Set(['turns'] as const), hints, off));
+
+    expect(ranked['turn:s:1']).toBeCloseTo(rrf(1), 12);
+    expect(ranked['turn:s:2']).toBeCloseTo(rrf(2) + rrf(1, 0.35), 12);
+    // The default policy is what rankFacts applies when given none.
+    expect(rankFacts(candidates, ALL, hints, DEFAULT_RANKING)).toEqual(rankFacts(candidates, ALL, hints));
+    expect(DEFAULT_RANKING).toMatchObject({ turnVectorWeight: TURN_VECTOR_WEIGHT, turnFullTextK: TURN_FULLTEXT_RRF_K, nextTurnWeight: NEXT_TURN_WEIGHT, namedSpeakerBoost: NAMED_SPEAKER_BOOST });
   });
 });
 
