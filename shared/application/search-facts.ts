@@ -1,5 +1,5 @@
 import { FactSource, type FactSearchBody, type FactSearchResult, type Retriever } from '../contracts/facts.js';
-import { candidatePool, DEFAULT_RANKING, packFacts, rankFacts, type FactDraft, type RankingPolicy, type PackLimits, type RankedFact, type RankedList, type Ranking, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
+import { candidatePool, DEFAULT_RANKING, packFacts, rankFacts, type FactDraft, type PackLimits, type RankedFact, type RankedList, type Ranking, type RankingPolicy, type TurnCandidate, type WindowCandidate } from '../domain/fact-ranking.js';
 import { namedParticipant, withoutParticipantNames } from '../domain/participants.js';
 import { meanDirection } from '../domain/ranking.js';
 import { answerStatement } from '../domain/statements.js';

@@ -176,7 +176,7 @@ try {
     progress('asking questions', ++asked, questions.length);
   }
   // The ablations call the route's use case in process: only the ranking policy differs. The first, which changes
-  // nothing, must give the hybrid row.
+  // nothing, must give the hybrid row (checked below).
   let ablated = 0;
   for (const [label, change] of ABLATIONS) {
     for (const { userId, q } of questions) {
@@ -224,6 +224,7 @@ try {
     const delta = per.overall!['R@10']! - base['R@10']!;
     console.log(`${label.padEnd(40)}${columns.map((c) => cells(per[c]!).padEnd(23)).join('')}${delta >= 0 ? '+' : ''}${delta.toFixed(3)}`);
   }
+  if (cells(base) !== cells(summary.hybrid!.overall!)) console.log('WARNING: the ablations\' first row differs from hybrid search over HTTP: the two paths do not rank alike');
   console.log(`hybrid search latency over HTTP: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (n=${latencies.length})`);
   for (const r of contextRatios) console.log(`context at the end of ${r.conversation}: ${r.contextTokens} tokens vs ${r.conversationTokens} for the whole conversation (${((100 * r.contextTokens) / r.conversationTokens).toFixed(1)}%)`);
   console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
