@@ -177,11 +177,15 @@ try {
   }
   // The ablations call the route's use case in process: only the ranking policy differs. The first, which changes
   // nothing, must give the hybrid row (checked below).
+  /** Per ablation, per conversation, each question's R@10: a part that helps in every conversation more likely helps in others. */
+  const byConversation: Record<string, Record<string, number[]>> = {};
   let ablated = 0;
   for (const [label, change] of ABLATIONS) {
     for (const { userId, q } of questions) {
       const result = await searchFacts(host.runtime, userId, { query: q.question, topK: 50, sources: ['turns'], mode: 'search' }, undefined, { ...DEFAULT_RANKING, ...change });
-      ((hits[label] ??= {})[q.category] ??= []).push(recallAt(result.facts, new Set(evidenceIds(q))));
+      const recalls = recallAt(result.facts, new Set(evidenceIds(q)));
+      ((hits[label] ??= {})[q.category] ??= []).push(recalls);
+      ((byConversation[label] ??= {})[userId] ??= []).push(recalls[0]!);
     }
     progress('ablations', ++ablated, ABLATIONS.length);
   }
@@ -224,13 +228,17 @@ try {
     const delta = per.overall!['R@10']! - base['R@10']!;
     console.log(`${label.padEnd(40)}${columns.map((c) => cells(per[c]!).padEnd(23)).join('')}${delta >= 0 ? '+' : ''}${delta.toFixed(3)}`);
   }
+  const users = conversations.map((c) => c.sample_id);
+  const r10 = (label: string, user: string) => byConversation[label]![user]!.reduce((a, b) => a + b, 0) / byConversation[label]![user]!.length;
+  console.log(`\nAblations by conversation: R@10\n${'part turned off'.padEnd(40)}${users.map((u) => u.padEnd(10)).join('')}`);
+  for (const [label] of ABLATIONS) console.log(`${label.padEnd(40)}${users.map((u) => r10(label, u).toFixed(3).padEnd(10)).join('')}`);
   if (cells(base) !== cells(summary.hybrid!.overall!)) console.log('WARNING: the ablations\' first row differs from hybrid search over HTTP: the two paths do not rank alike');
   console.log(`hybrid search latency over HTTP: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (n=${latencies.length})`);
   for (const r of contextRatios) console.log(`context at the end of ${r.conversation}: ${r.contextTokens} tokens vs ${r.conversationTokens} for the whole conversation (${((100 * r.contextTokens) / r.conversationTokens).toFixed(1)}%)`);
   console.log(`ingest + projection: ${ingestSeconds.toFixed(1)} s`);
   const reportDir = join(process.cwd(), '.eval');
   mkdirSync(reportDir, { recursive: true });
-  const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, ablations, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
+  const report = { data: dataPath, turns: totalTurns, questions: questions.length, recall: summary, ablations, ablationsR10ByConversation: Object.fromEntries(ABLATIONS.map(([label]) => [label, Object.fromEntries(users.map((u) => [u, Number(r10(label, u).toFixed(3))]))])), latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) }, context: contextRatios, ingestSeconds };
   writeFileSync(join(reportDir, 'locomo-questions.json'), JSON.stringify(details, null, 1));
   const out = join(reportDir, 'locomo.json');
   writeFileSync(out, JSON.stringify(report, null, 2));
