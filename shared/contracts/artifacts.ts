@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { FactSearchBody } from './facts.js';
 import { Id } from './ids.js';
 import { Scope } from './scopes.js';
-import { Instant, Text } from './text.js';
+import { Instant, ordered, ORDERED_RANGE, Text } from './text.js';
 
 /** Artifact keys travel in URLs and placeholders: same alphabet as the other ids. */
 export const ArtifactKey = Id;
@@ -123,7 +123,7 @@ export const ListMemoriesQuery = z.object({
   scope: Scope.optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().regex(/^[A-Za-z0-9_-]{1,512}$/, 'not a cursor this service issued').optional(),
-});
+}).refine(ordered, ORDERED_RANGE);
 export type ListMemoriesQuery = z.infer<typeof ListMemoriesQuery>;
 
 /** The longest `filtered` pattern: RE2 runs in time linear in content × pattern, so both are bounded. */

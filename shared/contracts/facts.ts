@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
-import { Instant, Text } from './text.js';
+import { Instant, ordered, ORDERED_RANGE, Text } from './text.js';
 
 /**
  * Where a fact comes from: `turns` (single turns), `interactions` (k consecutive turns each), `artifacts` (offloaded turns and stored content),
@@ -29,7 +29,8 @@ export const FactSearchBody = z
     minScore: z.number().min(0).max(1).optional(),
     mode: z.enum(['search', 'agent']).default('search'),
   })
-  .strict();
+  .strict()
+  .refine(ordered, ORDERED_RANGE);
 export type FactSearchBody = z.infer<typeof FactSearchBody>;
 
 export const Fact = z.object({

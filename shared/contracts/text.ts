@@ -26,3 +26,8 @@ export const Instant = z.iso.datetime({ offset: true }).refine((s) => {
   const t = Date.parse(s);
   return Number.isFinite(t) && t >= Date.parse(MIN_TIME) && t <= Date.parse(MAX_TIME);
 }, 'must lie between the years 1000 and 9999');
+
+/** A `from`–`to` filter that can match something: `from` not after `to`. Refuses the inverted range a client mixed up. */
+export const ordered = (range: { from?: string | undefined; to?: string | undefined }): boolean =>
+  range.from === undefined || range.to === undefined || Date.parse(range.from) <= Date.parse(range.to);
+export const ORDERED_RANGE = { message: 'from must not be after to', path: ['to'] };

@@ -133,5 +133,8 @@ describe('http-facts-search', () => {
     expect((await search({ query: '' })).status).toBe(400);
     expect((await search({ query: 'x', topK: 0 })).status).toBe(400);
     expect((await search({ query: 'x', sources: ['nowhere'] })).status).toBe(400);
+    const inverted = await search({ query: 'x', from: '2025-06-01T00:00:00Z', to: '2025-05-01T00:00:00Z' });
+    expect(inverted).toMatchObject({ status: 400, body: { code: 'validation_failed' } });
+    expect(JSON.stringify(inverted.body)).toContain('from must not be after to');
   });
 });
